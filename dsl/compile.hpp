@@ -1,0 +1,57 @@
+// compile(): turns a graph and its requested outputs into an executable. Today the
+// backend is the interpreter; the C99 backend plugs in behind the same API.
+#pragma once
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dsl/graph.hpp"
+#include "ir/array.hpp"
+
+namespace mg {
+
+namespace rt { class Executable; }
+
+enum class Backend { interpreter };
+
+// Converts a user's array type to an Array; specialised for xtensor expressions in
+// minigrad/xtensor.hpp, open for other array libraries.
+template <class E, class Enable = void>
+struct ToArray;
+
+// One named input for Executable::run. Arrays bind directly; xtensor expressions bind
+// through the constructor in minigrad/xtensor.hpp (included by the umbrella header).
+struct Feed {
+  std::string name;
+  Array value;
+  Feed(std::string n, Array v) : name(std::move(n)), value(std::move(v)) {}
+  template <class E>
+    requires requires(const E& e) { ToArray<E>::convert(e); }
+  Feed(std::string n, const E& e) : name(std::move(n)), value(ToArray<E>::convert(e)) {}
+};
+
+class Executable {
+ public:
+  Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> outputs, Backend backend);
+  Executable(Executable&&) noexcept;
+  Executable& operator=(Executable&&) noexcept;
+  ~Executable();
+
+  // Runs the graph; results in the order the outputs were requested.
+  std::vector<Array> run(std::initializer_list<Feed> feeds) const;
+  std::vector<Array> run(const std::vector<Feed>& feeds) const;
+
+  std::size_t peak_bytes() const;  // intermediate buffer bytes at the worst point
+  std::size_t num_steps() const;   // op nodes executed per run
+  std::string ir_text() const;     // the IR of what runs (outputs' cone only)
+
+ private:
+  std::shared_ptr<ir::Graph> graph_;  // keeps the graph alive
+  std::vector<Tensor> outputs_;
+  std::unique_ptr<rt::Executable> impl_;
+};
+
+Executable compile(const Graph& g, std::vector<Tensor> outputs, Backend backend = Backend::interpreter);
+
+}  // namespace mg

@@ -1,0 +1,107 @@
+// Array storage, conversion and printing.
+#include "ir/array.hpp"
+
+#include <cstdlib>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+
+namespace mg {
+
+namespace {
+std::shared_ptr<std::byte[]> allocate(std::size_t nbytes) {
+  if (nbytes == 0) return {};
+  std::size_t rounded = (nbytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+}
+}  // namespace
+
+Array::Array(Type type) : type_(std::move(type)), storage_(allocate(type_.nbytes())) {
+  for (auto d : type_.shape)
+    if (d < 0) throw std::invalid_argument("Array: negative dimension in " + to_string(type_));
+}
+
+Array Array::zeros(Type type) {
+  Array a(std::move(type));
+  if (a.nbytes()) std::memset(a.raw(), 0, a.nbytes());
+  return a;
+}
+
+Array Array::full(Type type, double value) {
+  Array a(std::move(type));
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = a.data<T>();
+    for (std::int64_t i = 0; i < a.numel(); ++i) p[i] = static_cast<T>(value);
+  });
+  return a;
+}
+
+double Array::at(std::int64_t i) const {
+  return visit_dtype(dtype(), [&](auto tag) -> double {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(data<T>()[i]);
+  });
+}
+
+void Array::set(std::int64_t i, double v) {
+  visit_dtype(dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    data<T>()[i] = static_cast<T>(v);
+  });
+}
+
+std::vector<double> Array::to_doubles() const {
+  std::vector<double> v(static_cast<std::size_t>(numel()));
+  for (std::int64_t i = 0; i < numel(); ++i) v[static_cast<std::size_t>(i)] = at(i);
+  return v;
+}
+
+Array Array::clone() const {
+  Array a(type_);
+  if (nbytes()) std::memcpy(a.raw(), raw(), nbytes());
+  return a;
+}
+
+Array Array::reshaped(Shape shape) const {
+  if (mg::numel(shape) != numel())
+    throw std::invalid_argument("Array::reshaped: " + to_string(type_) + " to " + to_string(shape));
+  Array a = *this;
+  a.type_.shape = std::move(shape);
+  return a;
+}
+
+Array Array::cast(DType to) const {
+  Array out(Type{to, shape()});
+  visit_dtype(dtype(), [&](auto src_tag) {
+    using S = typename decltype(src_tag)::type;
+    visit_dtype(to, [&](auto dst_tag) {
+      using D = typename decltype(dst_tag)::type;
+      const S* s = data<S>();
+      D* d = out.data<D>();
+      for (std::int64_t i = 0; i < numel(); ++i) {
+        if constexpr (std::is_same_v<D, std::uint8_t>) d[i] = s[i] != S{0};
+        else d[i] = static_cast<D>(s[i]);
+      }
+    });
+  });
+  return out;
+}
+
+void Array::retype(Type type) {
+  if (type.nbytes() > nbytes()) throw std::logic_error("Array::retype: buffer too small");
+  type_ = std::move(type);
+}
+
+std::string to_string(const Array& a, int max_elems) {
+  std::ostringstream os;
+  os << to_string(a.type()) << " {";
+  for (std::int64_t i = 0; i < a.numel() && i < max_elems; ++i) os << (i ? ", " : "") << a.at(i);
+  if (a.numel() > max_elems) os << ", ...";
+  os << "}";
+  return os.str();
+}
+
+}  // namespace mg

@@ -1,0 +1,86 @@
+// Array: a dense, row-major, host-side tensor with a runtime dtype. It is the currency
+// between the user, constants in the IR and the interpreter's buffers. Copies share
+// storage (like a handle); clone() makes a deep copy. Deliberately free of xtensor so
+// that every layer can include it cheaply; see runtime/xtensor_interop.hpp for views.
+#pragma once
+#include <cstddef>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/type.hpp"
+
+namespace mg {
+
+class Array {
+ public:
+  Array() = default;
+  // Uninitialised storage for `type`, 64-byte aligned.
+  explicit Array(Type type);
+  Array(DType dtype, Shape shape) : Array(Type{dtype, std::move(shape)}) {}
+
+  static Array zeros(Type type);
+  static Array full(Type type, double value);
+  static Array scalar(DType dtype, double value) { return full(Type{dtype, {}}, value); }
+  template <class T>
+  static Array from(Shape shape, std::initializer_list<T> values) {
+    return from_vector(std::move(shape), std::vector<T>(values));
+  }
+  template <class T>
+  static Array from_vector(Shape shape, const std::vector<T>& values);
+
+  const Type& type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  const Shape& shape() const { return type_.shape; }
+  int rank() const { return type_.rank(); }
+  std::int64_t numel() const { return type_.numel(); }
+  std::size_t nbytes() const { return type_.nbytes(); }
+  bool valid() const { return static_cast<bool>(storage_) || type_.nbytes() == 0; }
+
+  void* raw() { return storage_.get(); }
+  const void* raw() const { return storage_.get(); }
+  template <class T> T* data() { return static_cast<T*>(raw()); }
+  template <class T> const T* data() const { return static_cast<const T*>(raw()); }
+  template <class T> std::span<T> span() { return {data<T>(), static_cast<std::size_t>(numel())}; }
+  template <class T> std::span<const T> span() const {
+    return {data<T>(), static_cast<std::size_t>(numel())};
+  }
+
+  // Element i (row-major flat index) converted to double; for tests and printing.
+  double at(std::int64_t flat) const;
+  void set(std::int64_t flat, double value);
+  std::vector<double> to_doubles() const;
+
+  Array clone() const;
+  Array reshaped(Shape shape) const;  // shares storage; numel must match
+  Array cast(DType to) const;         // deep copy with C++ conversion semantics
+
+  // Reinterpret this array as having `type` (same nbytes); used by the buffer pool.
+  void retype(Type type);
+
+ private:
+  Type type_;
+  std::shared_ptr<std::byte[]> storage_;
+};
+
+std::string to_string(const Array& a, int max_elems = 64);
+
+template <class T>
+Array Array::from_vector(Shape shape, const std::vector<T>& values) {
+  constexpr DType dt = dtype_of<T>();
+  Array a(Type{dt, std::move(shape)});
+  if (static_cast<std::int64_t>(values.size()) != a.numel())
+    throw std::invalid_argument("Array::from: " + std::to_string(values.size()) +
+                                " values for shape " + to_string(a.shape()));
+  if constexpr (std::is_same_v<T, bool>) {
+    for (std::size_t i = 0; i < values.size(); ++i) a.data<std::uint8_t>()[i] = values[i];
+  } else {
+    std::memcpy(a.raw(), values.data(), a.nbytes());
+  }
+  return a;
+}
+
+}  // namespace mg

@@ -1,0 +1,78 @@
+// Graph: an append-only list of Nodes in SSA form. Appending keeps topological order
+// (a node's inputs always have smaller ids), so a forward walk is a loop over ids and no
+// traversal needs recursion. A Graph can be the body of a region: then its inputs are
+// the region's arguments and `outputs` its results.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/node.hpp"
+
+namespace mg::ir {
+
+class Graph;
+
+// A cheap handle to one value: (graph, id). Copyable, comparable, never dangling while
+// the graph lives (nodes are never removed).
+struct Value {
+  Graph* graph = nullptr;
+  NodeId id = kNoNode;
+
+  bool valid() const { return graph != nullptr && id != kNoNode; }
+  const Node& node() const;
+  const Type& type() const;
+  DType dtype() const { return type().dtype; }
+  const Shape& shape() const { return type().shape; }
+  int rank() const { return type().rank(); }
+  bool operator==(const Value&) const = default;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Adds a named input. Names are unique within a graph.
+  Value add_input(std::string name, Type type, SourceLoc loc = ambient_loc());
+  Value add_constant(Array value, SourceLoc loc = ambient_loc());
+  // Appends an op node; the caller (the builder) has validated attrs and inferred type.
+  Value append(std::unique_ptr<Node> node);
+
+  const Node& node(NodeId id) const { return *nodes_.at(id); }
+  Node& mutable_node(NodeId id) { return *nodes_.at(id); }
+  std::size_t size() const { return nodes_.size(); }
+  Value value(NodeId id) { return {this, id}; }
+
+  const std::vector<NodeId>& inputs() const { return inputs_; }
+  Value input(std::string_view name);  // invalid Value if absent
+  std::vector<NodeId> outputs;          // results, for region bodies and parsed graphs
+
+  // Nodes created while a RoleScope is active get that role (the grad pass uses it).
+  Role current_role = Role::forward;
+
+  // Walk helpers used by passes: a forward walk is `for (id = 0; id < size(); ++id)`.
+  std::vector<bool> reachable_from(std::span<const NodeId> roots) const;  // backward cone
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<NodeId> inputs_;
+  std::unordered_map<std::string, NodeId> input_by_name_;
+};
+
+class RoleScope {
+ public:
+  RoleScope(Graph& g, Role r) : g_(g), saved_(g.current_role) { g.current_role = r; }
+  ~RoleScope() { g_.current_role = saved_; }
+  RoleScope(const RoleScope&) = delete;
+  RoleScope& operator=(const RoleScope&) = delete;
+
+ private:
+  Graph& g_;
+  Role saved_;
+};
+
+}  // namespace mg::ir

@@ -1,0 +1,50 @@
+// Node: one SSA value of a Graph. One generic record for every op (no class per op);
+// what an op means lives in its OpDef in the registry. Nodes are immutable once
+// appended. A node may own subgraphs (regions), e.g. the body of a `scan` loop, so no
+// pass or executor may assume a flat graph.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/array.hpp"
+#include "ir/attrs.hpp"
+#include "ir/source_loc.hpp"
+#include "ir/type.hpp"
+
+namespace mg::ir {
+
+struct OpDef;
+class Graph;
+
+using NodeId = std::uint32_t;
+inline constexpr NodeId kNoNode = ~NodeId{0};
+
+// The only switch a walker needs: structural kinds, not ops.
+enum class NodeKind : std::uint8_t {
+  input,     // a named graph input (parameter, data, or a region's argument)
+  constant,  // a literal Array
+  op,        // an application of a registered op (may own regions)
+};
+
+// Which part of the program made a node; DOT output colours by it.
+enum class Role : std::uint8_t { forward, adjoint };
+
+struct Node {
+  NodeId id = kNoNode;
+  NodeKind kind = NodeKind::op;
+  const OpDef* op = nullptr;  // null for input and constant
+  std::vector<NodeId> inputs;
+  Attrs attrs;
+  Type type;
+  SourceLoc loc;
+  Role role = Role::forward;
+  std::string name;                             // inputs: the graph input's name
+  std::shared_ptr<const Array> literal;         // constants: the value
+  std::vector<std::unique_ptr<Graph>> regions;  // subgraphs owned by this op
+
+  const std::string& op_name() const;  // "input"/"constant" for structural kinds
+};
+
+}  // namespace mg::ir

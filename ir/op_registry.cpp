@@ -1,0 +1,65 @@
+// The registry's storage. Families register explicitly, once, on first use.
+#include "ir/op_registry.hpp"
+
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "ir/errors.hpp"
+#include "ir/ops/families.hpp"
+
+namespace mg::ir {
+
+namespace {
+struct Registry {
+  std::deque<OpDef> defs;  // stable addresses: nodes point at their OpDef
+  std::map<std::string, OpDef*, std::less<>> by_name;
+};
+Registry& storage() {
+  static Registry r;
+  return r;
+}
+Registry& registry() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_all_ops(); });
+  return storage();
+}
+}  // namespace
+
+OpDef& define_op(std::string name) {
+  Registry& r = storage();
+  MG_ASSERT(!r.by_name.count(name), "op '" + name + "' registered twice");
+  OpDef& d = r.defs.emplace_back();
+  d.name = std::move(name);
+  r.by_name[d.name] = &d;
+  return d;
+}
+
+const OpDef* find_op(std::string_view name) {
+  Registry& r = registry();
+  auto it = r.by_name.find(name);
+  return it == r.by_name.end() ? nullptr : it->second;
+}
+
+const OpDef& op(std::string_view name) {
+  if (const OpDef* d = find_op(name)) return *d;
+  throw UserError("unknown op '" + std::string(name) + "'", ambient_loc());
+}
+
+std::vector<const OpDef*> all_ops() {
+  std::vector<const OpDef*> out;
+  for (auto& [name, def] : registry().by_name) out.push_back(def);
+  return out;
+}
+
+void register_all_ops() {
+  register_unary_ops();
+  register_binary_ops();
+  register_reduce_ops();
+  register_shape_ops();
+  register_linalg_ops();
+  register_index_ops();
+  register_creation_ops();
+}
+
+}  // namespace mg::ir

@@ -1,0 +1,100 @@
+// The op registry: everything the system knows about an op, in one entry (DESIGN
+// invariant 2). Passes and executors look ops up here and never switch on op names.
+// Each family file in ir/ops/ defines its entries in one register_<family>() function,
+// called explicitly from register_all_ops() (no static self-registration).
+//
+// Columns that later issues add (JVP, batching, C99 emission, Z3 semantics) get a field
+// here and family defaults in ir/ops/; a registry-walking test reports empty columns.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/array.hpp"
+#include "ir/attrs.hpp"
+#include "ir/graph.hpp"
+
+namespace mg::ir {
+
+// Thrown by shape/dtype rules; the builder turns it into a ShapeError naming the op, the
+// input types and the user's line.
+struct TypeRuleError {
+  std::string message;
+};
+
+struct Traits {
+  bool elementwise = false;  // out[i] depends only on in_k[i]; all operands share a shape
+  bool commutative = false;  // binary, f(a,b) == f(b,a)
+  bool random = false;       // output depends on a seed attribute, not only on inputs
+};
+
+// Runs one of the node's regions (subgraphs) on given arguments; supplied by the
+// executor to kernels of ops that own regions.
+using RegionRunner =
+    std::function<std::vector<Array>(std::size_t region, std::span<const Array> args)>;
+
+struct KernelArgs {
+  std::span<const Array* const> in;
+  const Node& node;
+  Array& out;  // allocated with node.type before the call
+  const RegionRunner* run_region = nullptr;
+};
+
+struct VjpArgs {
+  const Node& node;            // the forward node
+  Value out;                   // its value (to reuse the forward result, e.g. exp)
+  std::span<const Value> in;   // its inputs
+  Value cotangent;             // d loss / d out, same type as out
+};
+
+using InferFn = std::function<Type(std::span<const Type> in, const Attrs& attrs)>;
+using KernelFn = std::function<void(const KernelArgs&)>;
+// Returns one cotangent per input; an invalid Value means "no gradient flows here"
+// (integer inputs, masks, indices).
+using VjpFn = std::function<std::vector<Value>(const VjpArgs&)>;
+
+// How the registry-driven tests exercise an op.
+enum class Domain : std::uint8_t {
+  any,       // standard normal samples
+  positive,  // in [0.5, 2]
+  unit,      // in (-0.9, 0.9)
+  nonzero,   // |x| in [0.3, 2], random sign (kinks at 0 avoided)
+};
+struct OpTestCase {
+  std::vector<Type> inputs;
+  Attrs attrs;
+};
+struct OpTestSpec {
+  std::vector<OpTestCase> cases;  // empty: the family default shapes
+  Domain domain = Domain::any;
+  int grad_order = 2;  // 0: not differentiable, 1: first order only, 2: also second
+  double tol = 1e-6;   // relative tolerance of the f64 finite-difference check
+  // Custom input generator (indices, masks); default draws floats from `domain`.
+  std::function<Array(std::size_t input, const Type& type, std::uint64_t seed)> make_input;
+};
+
+struct OpDef {
+  std::string name;
+  std::string doc;  // one line: exact semantics and edge cases
+  int arity = 1;    // -1: variadic (at least one)
+  Traits traits;
+  std::vector<AttrSpec> attrs;
+  InferFn infer;
+  KernelFn kernel;
+  VjpFn vjp;
+  std::string not_differentiable;  // why vjp is empty, when it is
+  OpTestSpec test;
+};
+
+// Registry access. The first call registers every family.
+const OpDef& op(std::string_view name);  // throws UserError for an unknown name
+const OpDef* find_op(std::string_view name);
+std::vector<const OpDef*> all_ops();
+
+// For register_<family>() functions and tests that add ops of their own.
+OpDef& define_op(std::string name);
+
+}  // namespace mg::ir

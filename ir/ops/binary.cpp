@@ -1,0 +1,175 @@
+// Binary elementwise ops (arithmetic, comparison, logic) and the ternary `where`.
+// Operands have identical types: broadcasting is an explicit broadcast_to upstream.
+#include <cmath>
+
+#include "ir/ops/elementwise_kernel.hpp"
+#include "ir/ops/rules.hpp"
+
+namespace mg::ir {
+
+namespace {
+
+using namespace rules;
+using kernels::same_dtype;
+
+template <class E>
+using elem_t = typename std::decay_t<E>::value_type;
+
+OpDef& def_binary(const char* name, const char* doc, Dtypes dtypes, KernelFn kernel, VjpFn vjp,
+                  Domain domain = Domain::any) {
+  OpDef& d = define_op(name);
+  d.doc = doc;
+  d.arity = 2;
+  d.traits.elementwise = true;
+  d.infer = same_type(dtypes);
+  d.kernel = std::move(kernel);
+  d.vjp = std::move(vjp);
+  d.test.domain = domain;
+  d.test.cases = {{{Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {}},
+                  {{Type{DType::f64, {}}, Type{DType::f64, {}}}, {}}};
+  return d;
+}
+
+// Comparison and logic ops: bool results, no gradient.
+template <class F>
+void compare_kernel(const KernelArgs& k, F f) {
+  const std::int64_t n = k.out.numel();
+  auto* o = k.out.data<std::uint8_t>();
+  visit_dtype(k.in[0]->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* a = k.in[0]->data<T>();
+    const T* b = k.in[1]->data<T>();
+#pragma omp parallel for simd if (n >= kernels::kParallelMin)
+    for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+  });
+}
+
+template <class F>
+void def_predicate(const char* name, const char* doc, Dtypes dtypes, F f) {
+  OpDef& d = define_op(name);
+  d.doc = doc;
+  d.arity = 2;
+  d.traits.elementwise = true;
+  d.infer = same_type(dtypes, DType::boolean);
+  d.kernel = [f](const KernelArgs& k) { compare_kernel(k, f); };
+  d.not_differentiable = "boolean output";
+  d.test.grad_order = 0;
+  d.test.cases = {{{Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {}}};
+  if (dtypes == Dtypes::boolean) {
+    d.test.cases = {{{Type{DType::boolean, {3, 4}}, Type{DType::boolean, {3, 4}}}, {}}};
+    d.test.make_input = [](std::size_t i, const Type& t, std::uint64_t seed) {
+      Array a(t);
+      for (std::int64_t j = 0; j < a.numel(); ++j) a.set(j, ((j * 7 + i * 3 + seed) % 3) == 0);
+      return a;
+    };
+  }
+}
+
+// Where a == b, maximum/minimum split the gradient evenly (as PyTorch).
+std::vector<Value> minmax_vjp(const VjpArgs& a, const char* strict) {
+  Value x = a.in[0], y = a.in[1];
+  Value half = scale(a.cotangent, 0.5);
+  Value tie = binary("eq", x, y);
+  Value zero = zeros_like(a.cotangent);
+  Value gx = where(tie, half, where(binary(strict, x, y), a.cotangent, zero));
+  Value gy = where(tie, half, where(binary(strict, y, x), a.cotangent, zero));
+  return {gx, gy};
+}
+
+}  // namespace
+
+void register_binary_ops() {
+  def_binary("add", "a + b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a + b; }),
+             [](const VjpArgs& a) { return grads({a.cotangent, a.cotangent}); })
+      .traits.commutative = true;
+
+  def_binary("sub", "a - b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a - b; }),
+             [](const VjpArgs& a) { return grads({a.cotangent, neg(a.cotangent)}); });
+
+  def_binary("mul", "a * b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a * b; }),
+             [](const VjpArgs& a) {
+               return grads({mul(a.cotangent, a.in[1]), mul(a.cotangent, a.in[0])});
+             })
+      .traits.commutative = true;
+
+  def_binary("div", "a / b (IEEE: x/0 = +-inf, 0/0 = nan)", Dtypes::floats,
+             same_dtype<2>([](auto a, auto b) { return a / b; }),
+             [](const VjpArgs& a) {  // d/db a/b = -(a/b)/b
+               Value gb = neg(div(mul(a.cotangent, a.out), a.in[1]));
+               return grads({div(a.cotangent, a.in[1]), gb});
+             },
+             Domain::nonzero);
+
+  def_binary("pow", "a ^ b (C pow: nan for a < 0 with non-integer b)", Dtypes::floats,
+             same_dtype<2>([](auto a, auto b) { return xt::pow(a, b); }),
+             [](const VjpArgs& a) {  // b a^(b-1), a^b log a
+               Value x = a.in[0], y = a.in[1];
+               Value ga = mul(a.cotangent, mul(y, pow(x, add_scalar(y, -1.0))));
+               Value gb = mul(a.cotangent, mul(a.out, log(x)));
+               return grads({ga, gb});
+             },
+             Domain::positive);
+
+  def_binary("maximum", "elementwise max; nan if either is nan; ties split the gradient",
+             Dtypes::numeric,
+             same_dtype<2, true>([](auto a, auto b) {
+               return xt::where(a != a, a, xt::where(b != b, b, xt::where(a > b, a, b)));
+             }),
+             [](const VjpArgs& a) { return minmax_vjp(a, "gt"); })
+      .traits.commutative = true;
+
+  def_binary("minimum", "elementwise min; nan if either is nan; ties split the gradient",
+             Dtypes::numeric,
+             same_dtype<2, true>([](auto a, auto b) {
+               return xt::where(a != a, a, xt::where(b != b, b, xt::where(a < b, a, b)));
+             }),
+             [](const VjpArgs& a) { return minmax_vjp(a, "lt"); })
+      .traits.commutative = true;
+
+  def_predicate("eq", "a == b (nan != nan)", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a == b; });
+  def_predicate("ne", "a != b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a != b; });
+  def_predicate("lt", "a < b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a < b; });
+  def_predicate("le", "a <= b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a <= b; });
+  def_predicate("gt", "a > b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a > b; });
+  def_predicate("ge", "a >= b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a >= b; });
+  def_predicate("logical_and", "a && b on bool", Dtypes::boolean,
+                [](auto a, auto b) -> std::uint8_t { return a && b; });
+  def_predicate("logical_or", "a || b on bool", Dtypes::boolean,
+                [](auto a, auto b) -> std::uint8_t { return a || b; });
+
+  OpDef& w = define_op("where");
+  w.doc = "cond ? a : b elementwise; cond is bool, a and b share a type";
+  w.arity = 3;
+  w.traits.elementwise = true;
+  w.infer = [](std::span<const Type> in, const Attrs&) {
+    require(in[0].dtype == DType::boolean, "expects a bool condition");
+    require(in[1] == in[2], "expects both branches of identical type");
+    require(in[0].shape == in[1].shape, "expects the condition shaped like the branches");
+    return in[1];
+  };
+  w.kernel = [](const KernelArgs& k) {
+    const std::int64_t n = k.out.numel();
+    const auto* c = k.in[0]->data<std::uint8_t>();
+    visit_dtype(k.out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* a = k.in[1]->data<T>();
+      const T* b = k.in[2]->data<T>();
+      T* o = k.out.data<T>();
+#pragma omp parallel for simd if (n >= kernels::kParallelMin)
+      for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+    });
+  };
+  w.vjp = [](const VjpArgs& a) {
+    Value zero = zeros_like(a.cotangent);
+    return std::vector<Value>{Value{}, where(a.in[0], a.cotangent, zero), where(a.in[0], zero, a.cotangent)};
+  };
+  w.test.cases = {{{Type{DType::boolean, {3, 4}}, Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {}}};
+  w.test.make_input = [](std::size_t i, const Type& t, std::uint64_t seed) {
+    Array a(t);
+    for (std::int64_t j = 0; j < a.numel(); ++j)
+      a.set(j, i == 0 ? double((j + seed) % 2) : std::sin(double(j * 13 + i * 5 + seed)));
+    return a;
+  };
+}
+
+}  // namespace mg::ir

@@ -1,0 +1,283 @@
+// Creation ops (no inputs: full, arange, eye, random_normal, random_uniform) and cast.
+// Random ops are reproducible everywhere: bits come from std::mt19937_64 (fully specified
+// by the standard), one engine per fixed-size chunk seeded from (seed, chunk), converted by
+// our own formulas (no std::*_distribution, whose algorithms are implementation-defined),
+// so values depend on the seed only, never on the thread count. Conversions to i64 or bool
+// are total: no NaN or out-of-range cast reaches undefined behaviour.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "ir/errors.hpp"
+#include "ir/ops/rules.hpp"
+
+namespace mg::ir {
+
+namespace {
+
+using namespace rules;
+
+constexpr std::int64_t kParallelMin = 1 << 18;
+constexpr std::int64_t kRandomChunk = 1 << 16;  // even: Box-Muller pairs never straddle chunks
+constexpr double kTwoPi = 6.28318530717958647692;
+
+// Converts one scalar with the IR's cast semantics: to bool is x != 0; float to i64
+// truncates toward zero, saturates beyond the i64 range and maps NaN to 0.
+template <class D, class S>
+inline D convert(S s) {
+  if constexpr (std::is_same_v<D, std::uint8_t>) {
+    return s != S{0};
+  } else if constexpr (std::is_same_v<D, std::int64_t> && std::is_floating_point_v<S>) {
+    constexpr double kLimit = 9223372036854775808.0;  // 2^63
+    if (std::isnan(s)) return 0;
+    if (static_cast<double>(s) >= kLimit) return std::numeric_limits<std::int64_t>::max();
+    if (static_cast<double>(s) < -kLimit) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(s);
+  } else {
+    return static_cast<D>(s);
+  }
+}
+
+// out[i] = f(i) for every element, parallel when large.
+template <class T, class F>
+void fill_with(Array& out, F f) {
+  T* p = out.data<T>();
+  const std::int64_t n = out.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) p[i] = f(i);
+}
+
+void require_shape(const Shape& s) {
+  for (auto d : s) require(d >= 0, "expects non-negative dimensions, got " + to_string(s));
+}
+
+std::vector<Value> no_inputs(const VjpArgs&) { return {}; }
+
+OpDef& def_creation(const char* name, const char* doc, std::vector<AttrSpec> attrs, InferFn infer,
+                    KernelFn kernel) {
+  OpDef& d = define_op(name);
+  d.doc = doc;
+  d.arity = 0;
+  d.attrs = std::move(attrs);
+  d.infer = std::move(infer);
+  d.kernel = std::move(kernel);
+  d.vjp = no_inputs;
+  d.not_differentiable = "no inputs";
+  d.test.grad_order = 0;
+  return d;
+}
+
+// ---- random --------------------------------------------------------------------------
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Calls draw(engine, i0, i1) for each chunk [i0, i1) of n elements with that chunk's engine.
+template <class F>
+void for_random_chunks(std::int64_t n, std::int64_t seed, F draw) {
+  const std::int64_t chunks = (n + kRandomChunk - 1) / kRandomChunk;
+  const std::uint64_t s = splitmix64(static_cast<std::uint64_t>(seed));
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    std::mt19937_64 engine(s ^ splitmix64(static_cast<std::uint64_t>(c)));
+    draw(engine, c * kRandomChunk, std::min(n, (c + 1) * kRandomChunk));
+  }
+}
+
+inline double unit_open_closed(std::uint64_t bits) {  // (0, 1]
+  return (static_cast<double>(bits >> 11) + 1.0) * 0x1p-53;
+}
+inline double unit_closed_open(std::uint64_t bits) {  // [0, 1)
+  return static_cast<double>(bits >> 11) * 0x1p-53;
+}
+
+Type random_infer(std::span<const Type>, const Attrs& attrs) {
+  require(is_float(attrs.dtype("dtype")), "expects a float dtype (f32 or f64)");
+  require_shape(attrs.list("shape"));
+  return Type{attrs.dtype("dtype"), attrs.list("shape")};
+}
+
+void random_normal_kernel(const KernelArgs& k) {
+  const double mean = k.node.attrs.f64("mean"), stddev = k.node.attrs.f64("std");
+  visit_dtype(k.out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      T* out = k.out.data<T>();
+      for_random_chunks(k.out.numel(), k.node.attrs.i64("seed"),
+                        [&](std::mt19937_64& e, std::int64_t i0, std::int64_t i1) {
+                          for (std::int64_t i = i0; i < i1; i += 2) {  // Box-Muller, one pair
+                            const double r = std::sqrt(-2.0 * std::log(unit_open_closed(e())));
+                            const double t = kTwoPi * unit_closed_open(e());
+                            out[i] = static_cast<T>(mean + stddev * r * std::cos(t));
+                            if (i + 1 < i1) out[i + 1] = static_cast<T>(mean + stddev * r * std::sin(t));
+                          }
+                        });
+    }
+  });
+}
+
+void random_uniform_kernel(const KernelArgs& k) {
+  const double low = k.node.attrs.f64("low"), high = k.node.attrs.f64("high");
+  visit_dtype(k.out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      T* out = k.out.data<T>();
+      const T top = static_cast<T>(high), below_top = std::nextafter(top, static_cast<T>(low));
+      for_random_chunks(k.out.numel(), k.node.attrs.i64("seed"),
+                        [&](std::mt19937_64& e, std::int64_t i0, std::int64_t i1) {
+                          for (std::int64_t i = i0; i < i1; ++i) {
+                            T v = static_cast<T>(low + (high - low) * unit_closed_open(e()));
+                            out[i] = (v >= top && high > low) ? below_top : v;  // keep [low, high)
+                          }
+                        });
+    }
+  });
+}
+
+// ---- cast ----------------------------------------------------------------------------
+
+void cast_kernel(const KernelArgs& k) {
+  const Array& x = *k.in[0];
+  if (x.dtype() == k.out.dtype()) {
+    if (x.nbytes()) std::memcpy(k.out.raw(), x.raw(), x.nbytes());
+    return;
+  }
+  visit_dtype(x.dtype(), [&](auto src_tag) {
+    using S = typename decltype(src_tag)::type;
+    visit_dtype(k.out.dtype(), [&](auto dst_tag) {
+      using D = typename decltype(dst_tag)::type;
+      const S* s = x.data<S>();
+      fill_with<D>(k.out, [s](std::int64_t i) { return convert<D>(s[i]); });
+    });
+  });
+}
+
+}  // namespace
+
+void register_creation_ops() {
+  OpDef& full_op = def_creation(
+      "full", "a tensor of `shape` and `dtype` filled with `value` (bool: value != 0; i64: truncated)",
+      {{"shape", AttrKind::i64_list, std::nullopt},
+       {"dtype", AttrKind::dtype, AttrValue{DType::f32}},
+       {"value", AttrKind::f64, AttrValue{0.0}}},
+      [](std::span<const Type>, const Attrs& attrs) {
+        require_shape(attrs.list("shape"));
+        return Type{attrs.dtype("dtype"), attrs.list("shape")};
+      },
+      [](const KernelArgs& k) {
+        const double value = k.node.attrs.f64("value");
+        visit_dtype(k.out.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T v = convert<T>(value);
+          fill_with<T>(k.out, [v](std::int64_t) { return v; });
+        });
+      });
+  full_op.test.cases = {
+      {{}, {{"shape", I64List{2, 3}}, {"dtype", f64}, {"value", 1.5}}},
+      {{}, {{"shape", I64List{}}, {"dtype", f64}, {"value", -2.0}}},
+  };
+
+  OpDef& arange_op = def_creation(
+      "arange", "[n] with out[i] = start + i*step computed in f64, then converted to `dtype`",
+      {{"start", AttrKind::f64, AttrValue{0.0}},
+       {"step", AttrKind::f64, AttrValue{1.0}},
+       {"n", AttrKind::i64, std::nullopt},
+       {"dtype", AttrKind::dtype, AttrValue{DType::f32}}},
+      [](std::span<const Type>, const Attrs& attrs) {
+        require(attrs.i64("n") >= 0, "expects n >= 0");
+        require(allowed(attrs.dtype("dtype"), Dtypes::numeric), "expects " + describe(Dtypes::numeric));
+        return Type{attrs.dtype("dtype"), {attrs.i64("n")}};
+      },
+      [](const KernelArgs& k) {
+        const double start = k.node.attrs.f64("start"), step = k.node.attrs.f64("step");
+        visit_dtype(k.out.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          fill_with<T>(k.out, [=](std::int64_t i) {
+            return convert<T>(start + static_cast<double>(i) * step);
+          });
+        });
+      });
+  arange_op.test.cases = {
+      {{}, {{"start", 1.0}, {"step", 0.5}, {"n", 5}, {"dtype", f64}}},
+      {{}, {{"start", 0.0}, {"step", 1.0}, {"n", 0}, {"dtype", f64}}},
+  };
+
+  OpDef& eye_op = def_creation(
+      "eye", "n x m identity: 1 where row == column, else 0 (any dtype)",
+      {{"n", AttrKind::i64, std::nullopt},
+       {"m", AttrKind::i64, std::nullopt},
+       {"dtype", AttrKind::dtype, AttrValue{DType::f32}}},
+      [](std::span<const Type>, const Attrs& attrs) {
+        require(attrs.i64("n") >= 0 && attrs.i64("m") >= 0, "expects n, m >= 0");
+        return Type{attrs.dtype("dtype"), {attrs.i64("n"), attrs.i64("m")}};
+      },
+      [](const KernelArgs& k) {
+        const std::int64_t m = k.out.shape()[1];
+        visit_dtype(k.out.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          fill_with<T>(k.out, [m](std::int64_t i) { return T(i / m == i % m); });
+        });
+      });
+  eye_op.test.cases = {
+      {{}, {{"n", 3}, {"m", 3}, {"dtype", f64}}},
+      {{}, {{"n", 2}, {"m", 4}, {"dtype", f64}}},
+  };
+
+  OpDef& normal = def_creation(
+      "random_normal",
+      "`shape` samples of N(mean, std^2) in a float dtype; the same seed gives the same values "
+      "on every run, thread count and platform (mt19937_64 + Box-Muller)",
+      {{"shape", AttrKind::i64_list, std::nullopt},
+       {"dtype", AttrKind::dtype, AttrValue{DType::f32}},
+       {"seed", AttrKind::i64, std::nullopt},
+       {"mean", AttrKind::f64, AttrValue{0.0}},
+       {"std", AttrKind::f64, AttrValue{1.0}}},
+      random_infer, random_normal_kernel);
+  normal.traits.random = true;
+  normal.test.cases = {
+      {{}, {{"shape", I64List{3, 4}}, {"dtype", f64}, {"seed", 7}}},
+      {{}, {{"shape", I64List{}}, {"dtype", f64}, {"seed", 1}, {"mean", 2.0}, {"std", 0.5}}},
+  };
+
+  OpDef& uniform = def_creation(
+      "random_uniform",
+      "`shape` samples uniform in [low, high) in a float dtype; the same seed gives the same "
+      "values on every run, thread count and platform (mt19937_64, 53-bit mantissa)",
+      {{"shape", AttrKind::i64_list, std::nullopt},
+       {"dtype", AttrKind::dtype, AttrValue{DType::f32}},
+       {"seed", AttrKind::i64, std::nullopt},
+       {"low", AttrKind::f64, AttrValue{0.0}},
+       {"high", AttrKind::f64, AttrValue{1.0}}},
+      random_infer, random_uniform_kernel);
+  uniform.traits.random = true;
+  uniform.test.cases = {
+      {{}, {{"shape", I64List{3, 4}}, {"dtype", f64}, {"seed", 7}}},
+      {{}, {{"shape", I64List{5}}, {"dtype", f64}, {"seed", 2}, {"low", -1.0}, {"high", 3.0}}},
+  };
+
+  OpDef& cast_op = define_op("cast");
+  cast_op.doc =
+      "convert to `dtype`: to bool is x != 0; float to i64 truncates toward zero (saturating, "
+      "NaN -> 0); bool to numbers is 0/1; gradient only float -> float";
+  cast_op.attrs = {{"dtype", AttrKind::dtype, std::nullopt}};
+  cast_op.infer = [](std::span<const Type> in, const Attrs& attrs) {
+    return Type{attrs.dtype("dtype"), in[0].shape};
+  };
+  cast_op.kernel = cast_kernel;
+  cast_op.vjp = [](const VjpArgs& a) {
+    DType from = a.in[0].dtype();
+    if (!is_float(from) || !is_float(a.out.dtype())) return grads({Value{}});
+    return grads({ir::cast(a.cotangent, from)});
+  };
+  cast_op.test.cases = {
+      {{Type{f64, {2, 3}}}, {{"dtype", f64}}},
+      {{Type{f64, {}}}, {{"dtype", f64}}},
+  };
+}
+
+}  // namespace mg::ir

@@ -1,0 +1,62 @@
+// Elementwise kernels over xtensor/xsimd: an op supplies one generic expression
+// (`[](auto x) { return xt::exp(x); }`) and gets a KernelFn for each dtype it supports.
+// Arrays are adapted without copies and processed in chunks, chunks in parallel (OpenMP)
+// for large arrays. Included only by the elementwise family files (xtensor is heavy).
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xoperation.hpp>
+
+#include "ir/errors.hpp"
+#include "ir/op_registry.hpp"
+
+namespace mg::ir::kernels {
+
+inline constexpr std::int64_t kChunk = 1 << 14;
+inline constexpr std::int64_t kParallelMin = 1 << 17;
+
+template <class T>
+auto adapt(T* p, std::int64_t n) {
+  return xt::adapt(p, static_cast<std::size_t>(n), xt::no_ownership(),
+                   std::array<std::size_t, 1>{static_cast<std::size_t>(n)});
+}
+
+// out = f(in_0, ..., in_k) elementwise; In and Out are the C++ element types.
+template <class Out, class In, class F, std::size_t... I>
+void map_chunks(const KernelArgs& a, F& f, std::index_sequence<I...>) {
+  const std::int64_t n = a.out.numel();
+  Out* out = a.out.data<Out>();
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const std::int64_t len = std::min(kChunk, n - c0);
+    auto o = adapt(out + c0, len);
+    xt::noalias(o) = f(adapt(const_cast<In*>(a.in[I]->template data<In>()) + c0, len)...);
+  }
+}
+
+template <class Out, class In, std::size_t Arity, class F>
+void map(const KernelArgs& a, F f) {
+  map_chunks<Out, In>(a, f, std::make_index_sequence<Arity>{});
+}
+
+// A kernel for ops whose result dtype equals the operand dtype, instantiated for the
+// float dtypes (and i64 when `with_int`).
+template <std::size_t Arity, bool with_int = false, class F>
+KernelFn same_dtype(F f) {
+  return [f](const KernelArgs& a) {
+    switch (a.out.dtype()) {
+      case DType::f32: return map<float, float, Arity>(a, f);
+      case DType::f64: return map<double, double, Arity>(a, f);
+      case DType::i64:
+        if constexpr (with_int) return map<std::int64_t, std::int64_t, Arity>(a, f);
+        [[fallthrough]];
+      default: MG_ASSERT(false, "kernel: unsupported dtype for " + a.node.op_name());
+    }
+  };
+}
+
+}  // namespace mg::ir::kernels

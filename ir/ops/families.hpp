@@ -1,0 +1,13 @@
+// One register function per op family file; register_all_ops() calls each once.
+#pragma once
+
+namespace mg::ir {
+void register_all_ops();
+void register_unary_ops();     // ir/ops/unary.cpp
+void register_binary_ops();    // ir/ops/binary.cpp (arithmetic, comparison, logic, where)
+void register_reduce_ops();    // ir/ops/reduce.cpp (reductions, softmax family, argmax)
+void register_shape_ops();     // ir/ops/shape.cpp
+void register_linalg_ops();    // ir/ops/linalg.cpp (matmul)
+void register_index_ops();     // ir/ops/index.cpp (gather, index_select, one_hot, cumsum)
+void register_creation_ops();  // ir/ops/creation.cpp (full, arange, eye, random, cast)
+}  // namespace mg::ir

@@ -1,0 +1,200 @@
+// Reductions over an axis list: reduce_sum/mean/max/min/prod, var, logsumexp. The `axes`
+// attribute arrives normalised (non-negative, sorted, unique; empty = reduce nothing, an
+// identity) and `keepdim` keeps reduced dims as size 1. Kernels share one strided fold
+// (reduce_kernel.hpp); VJPs broadcast the cotangent back with expand_reduced.
+// The single-axis ops (softmax, log_softmax, argmax, argmin) live in softmax.cpp.
+#include <algorithm>
+#include <cmath>
+
+#include "ir/ops/reduce_kernel.hpp"
+#include "ir/ops/rules.hpp"
+
+namespace mg::ir {
+
+void register_softmax_ops();  // softmax.cpp: the single-axis half of this family
+
+namespace {
+
+using namespace rules;
+using namespace kernels;
+
+const I64List& axes_of(const Node& n) { return n.attrs.list("axes"); }
+
+Shape reduced_shape(const Shape& shape, const I64List& axes, bool keepdim) {
+  if (keepdim) return keepdim_shape(shape, axes);
+  Shape out;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (!std::binary_search(axes.begin(), axes.end(), static_cast<std::int64_t>(d))) out.push_back(shape[d]);
+  return out;
+}
+
+InferFn reduce_rule(Dtypes dtypes) {
+  return [dtypes](std::span<const Type> in, const Attrs& attrs) {
+    require(allowed(in[0].dtype, dtypes), "expects " + describe(dtypes));
+    const I64List& axes = attrs.list("axes");
+    require(normalize_axes(axes, in[0].rank()) == axes,
+            "expects normalised axes (non-negative, sorted, unique)");
+    return Type{in[0].dtype, reduced_shape(in[0].shape, axes, attrs.boolean("keepdim"))};
+  };
+}
+
+// Number of elements each output folds.
+double reduced_count(const Shape& shape, const I64List& axes) {
+  double n = 1;
+  for (auto a : axes) n *= static_cast<double>(shape[static_cast<std::size_t>(a)]);
+  return n;
+}
+
+// A kernel folding with reducer R<acc_t<T>>, the result finished by fin(acc, count).
+template <template <class> class R, bool WithInt>
+KernelFn fold_kernel(double (*fin)(double acc, double count) = nullptr) {
+  return [fin](const KernelArgs& k) {
+    visit_numeric<WithInt>(k.out.dtype(), k.node.op_name(), [&](auto tag) {
+      using T = decltype(tag);
+      using A = acc_t<T>;
+      const ReduceView v = view_reduction(k.in[0]->shape(), axes_of(k.node));
+      const double n = static_cast<double>(v.num_reduced());
+      fold<R<A>>(k.in[0]->data<T>(), v, nullptr, k.out.data<T>(), [fin, n](A acc, A) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (fin) return static_cast<T>(fin(acc, n));
+        }
+        return static_cast<T>(acc);
+      });
+    });
+  };
+}
+
+// var: two passes (mean, then squared deviations), divisor max(0, N - correction).
+void var_kernel(const KernelArgs& k) {
+  visit_numeric<false>(k.out.dtype(), k.node.op_name(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = k.in[0]->data<T>();
+    const ReduceView v = view_reduction(k.in[0]->shape(), axes_of(k.node));
+    const double n = static_cast<double>(v.num_reduced());
+    const double divisor = std::max(0.0, n - static_cast<double>(k.node.attrs.i64("correction")));
+    std::vector<double> mean(static_cast<std::size_t>(v.num_out()));
+    fold<SumOp<double>>(x, v, nullptr, mean.data(), [n](double acc, double) { return acc / n; });
+    fold<SumSquaresOp<double>, true>(x, v, mean.data(), k.out.data<T>(),
+                                     [divisor](double acc, double) { return static_cast<T>(acc / divisor); });
+  });
+}
+
+// logsumexp: m = max (0 where it is infinite, as PyTorch), then m + log(sum(exp(x - m))).
+void logsumexp_kernel(const KernelArgs& k) {
+  visit_numeric<false>(k.out.dtype(), k.node.op_name(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = k.in[0]->data<T>();
+    const ReduceView v = view_reduction(k.in[0]->shape(), axes_of(k.node));
+    std::vector<double> shift(static_cast<std::size_t>(v.num_out()));
+    fold<MaxOp<double>>(x, v, nullptr, shift.data(),
+                        [](double m, double) { return std::isinf(m) ? 0.0 : m; });
+    fold<SumExpOp<double>, true>(x, v, shift.data(), k.out.data<T>(),
+                                 [](double s, double m) { return static_cast<T>(m + std::log(s)); });
+  });
+}
+
+// The cotangent (or any value shaped like the output) broadcast back to the input's shape.
+Value expand(Value g, const VjpArgs& a) { return expand_reduced(g, a.in[0].shape(), axes_of(a.node)); }
+
+// reduce_max / reduce_min: the cotangent split evenly among the elements equal to the
+// result (as PyTorch amax/amin).
+std::vector<Value> extremum_vjp(const VjpArgs& a) {
+  Value x = a.in[0];
+  if (!is_float(x.dtype())) return {Value{}};
+  Value hit = cast(binary("eq", x, expand(a.out, a)), x.dtype());
+  Value ties = reduce_sum(hit, axes_of(a.node), a.node.attrs.boolean("keepdim"));
+  return {mul(hit, expand(div(a.cotangent, ties), a))};
+}
+
+OpDef& def_reduce(const char* name, const char* doc, Dtypes dtypes, KernelFn kernel, VjpFn vjp,
+                  Domain domain = Domain::any) {
+  OpDef& d = define_op(name);
+  d.doc = doc;
+  d.arity = 1;
+  d.attrs = {{"axes", AttrKind::i64_list, std::nullopt}, {"keepdim", AttrKind::boolean, AttrValue{false}}};
+  d.infer = reduce_rule(dtypes);
+  d.kernel = std::move(kernel);
+  d.vjp = std::move(vjp);
+  d.test.domain = domain;
+  const Type m34{DType::f64, {3, 4}}, scalar{DType::f64, {}}, t234{DType::f64, {2, 3, 4}};
+  d.test.cases = {
+      {{m34}, {{"axes", I64List{1}}, {"keepdim", false}}},
+      {{m34}, {{"axes", I64List{0, 1}}, {"keepdim", true}}},
+      {{scalar}, {{"axes", I64List{}}, {"keepdim", false}}},
+      {{t234}, {{"axes", I64List{0, 2}}, {"keepdim", false}}},
+  };
+  return d;
+}
+
+}  // namespace
+
+void register_reduce_ops() {
+  def_reduce("reduce_sum",
+             "sum over `axes`; 0 over a size-0 extent; f32 accumulates in f64; i64 wraps on overflow",
+             Dtypes::numeric, fold_kernel<SumOp, true>(), [](const VjpArgs& a) {
+               if (!is_float(a.in[0].dtype())) return std::vector<Value>{Value{}};
+               return grads({expand(a.cotangent, a)});
+             });
+
+  def_reduce("reduce_mean", "arithmetic mean over `axes`; nan over a size-0 extent; f32 accumulates in f64",
+             Dtypes::floats, fold_kernel<SumOp, false>([](double s, double n) { return s / n; }),
+             [](const VjpArgs& a) {
+               double n = reduced_count(a.in[0].shape(), axes_of(a.node));
+               return grads({scale(expand(a.cotangent, a), 1.0 / n)});
+             });
+
+  def_reduce("reduce_max",
+             "maximum over `axes`; NaN propagates; -inf (i64: INT64_MIN) over a size-0 extent where "
+             "PyTorch errors; gradient split evenly among tied maxima (as amax)",
+             Dtypes::numeric, fold_kernel<MaxOp, true>(), extremum_vjp);
+
+  def_reduce("reduce_min",
+             "minimum over `axes`; NaN propagates; +inf (i64: INT64_MAX) over a size-0 extent where "
+             "PyTorch errors; gradient split evenly among tied minima (as amin)",
+             Dtypes::numeric, fold_kernel<MinOp, true>(), extremum_vjp);
+
+  def_reduce("reduce_prod",
+             "product over `axes`; 1 over a size-0 extent; i64 wraps on overflow; gradient g*out/x, "
+             "undefined (nan/inf) where x == 0",
+             Dtypes::numeric, fold_kernel<ProdOp, true>(),
+             [](const VjpArgs& a) {
+               if (!is_float(a.in[0].dtype())) return std::vector<Value>{Value{}};
+               return grads({div(expand(mul(a.cotangent, a.out), a), a.in[0])});
+             },
+             Domain::nonzero);
+
+  OpDef& var = def_reduce(
+      "var",
+      "variance over `axes`: sum((x - mean)^2) / max(0, N - correction), N the reduced element "
+      "count (torch.var); inf or nan when that divisor is 0; two-pass, f64 accumulation",
+      Dtypes::floats, var_kernel, [](const VjpArgs& a) {
+        Value x = a.in[0];
+        const I64List& axes = axes_of(a.node);
+        double n = reduced_count(x.shape(), axes);
+        double divisor = std::max(0.0, n - static_cast<double>(a.node.attrs.i64("correction")));
+        Value mean = expand(reduce("reduce_mean", x, axes, true), a);
+        return grads({mul(expand(a.cotangent, a), scale(sub(x, mean), 2.0 / divisor))});
+      });
+  var.attrs.push_back({"correction", AttrKind::i64, AttrValue{std::int64_t{1}}});
+  {
+    const Type m34{DType::f64, {3, 4}}, scalar{DType::f64, {}}, t234{DType::f64, {2, 3, 4}};
+    var.test.cases = {
+        {{m34}, {{"axes", I64List{1}}, {"keepdim", false}, {"correction", std::int64_t{1}}}},
+        {{m34}, {{"axes", I64List{0, 1}}, {"keepdim", true}, {"correction", std::int64_t{0}}}},
+        {{scalar}, {{"axes", I64List{}}, {"keepdim", false}, {"correction", std::int64_t{0}}}},
+        {{t234}, {{"axes", I64List{0, 2}}, {"keepdim", false}, {"correction", std::int64_t{1}}}},
+    };
+  }
+
+  def_reduce("logsumexp",
+             "log(sum(exp(x))) over `axes`, max-shifted for stability; -inf when all are -inf or over "
+             "a size-0 extent, +inf when any is +inf (as PyTorch)",
+             Dtypes::floats, logsumexp_kernel, [](const VjpArgs& a) {
+               Value x = a.in[0];
+               return grads({mul(expand(a.cotangent, a), exp(sub(x, expand(a.out, a))))});
+             });
+
+  register_softmax_ops();
+}
+
+}  // namespace mg::ir

@@ -1,0 +1,241 @@
+// Single-axis ops of the reduce family: softmax, log_softmax (same shape out) and argmax,
+// argmin (the axis reduced to an i64 index). The `axis` attribute arrives normalised
+// (0 <= axis < rank, so a 0-d input is rejected). Kernels view the input as
+// outer x len x inner around the axis and keep every inner loop contiguous.
+#include <cmath>
+
+// GCC 12 flags its own AVX-512 intrinsics (`__m512d __Y = __Y;`) as uninitialised when
+// xsimd's exp is not inlined: the false positive meson.build notes, here as -Wuninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "ir/ops/elementwise_kernel.hpp"
+#pragma GCC diagnostic pop
+#include "ir/ops/reduce_kernel.hpp"
+#include "ir/ops/rules.hpp"
+
+namespace mg::ir {
+
+void register_softmax_ops();
+
+namespace {
+
+using namespace rules;
+using kernels::kReduceBlock;
+using kernels::kReduceParallel;
+
+struct AxisView {
+  std::int64_t outer = 1, len = 1, inner = 1;
+};
+AxisView axis_view(const Shape& s, std::int64_t axis) {
+  AxisView v;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(s.size()); ++d)
+    (d < axis ? v.outer : d == axis ? v.len : v.inner) *= s[static_cast<std::size_t>(d)];
+  return v;
+}
+
+std::int64_t checked_axis(const Type& t, const Attrs& attrs) {
+  std::int64_t axis = attrs.i64("axis");
+  require(t.rank() >= 1, "expects rank >= 1 (an axis to work along)");
+  require(normalize_axis(axis, t.rank()) == axis, "expects a normalised axis (0 <= axis < rank)");
+  return axis;
+}
+
+// ---- softmax / log_softmax ----
+
+// Tiles: (o, block of up to kReduceBlock columns); when inner == 1 a tile is a whole row.
+// Pass 1: m = max; pass 2: out = exp(x - m), s = sum (f64); pass 3: normalise.
+template <class T, bool Log>
+void softmax_tile(const T* x, T* out, std::int64_t len, std::int64_t stride, std::int64_t w) {
+  using kernels::adapt;
+  T m[kReduceBlock];
+  double s[kReduceBlock];
+  T* mp = m;  // xt::adapt wants a non-const pointer
+  for (std::int64_t i = 0; i < w; ++i) {
+    m[i] = -INFINITY;
+    s[i] = 0;
+  }
+  for (std::int64_t r = 0; r < len; ++r)
+    for (std::int64_t i = 0; i < w; ++i) m[i] = std::max(m[i], x[r * stride + i]);
+  for (std::int64_t r = 0; r < len; ++r) {
+    auto o = adapt(out + r * stride, w);
+    xt::noalias(o) = xt::exp(adapt(const_cast<T*>(x) + r * stride, w) - adapt(mp, w));
+    for (std::int64_t i = 0; i < w; ++i) s[i] += static_cast<double>(out[r * stride + i]);
+  }
+  if constexpr (Log) {
+    T ls[kReduceBlock];
+    for (std::int64_t i = 0; i < w; ++i) ls[i] = static_cast<T>(std::log(s[i]));
+    for (std::int64_t r = 0; r < len; ++r)
+      for (std::int64_t i = 0; i < w; ++i) out[r * stride + i] = (x[r * stride + i] - m[i]) - ls[i];
+  } else {
+    T inv[kReduceBlock];
+    for (std::int64_t i = 0; i < w; ++i) inv[i] = static_cast<T>(1.0 / s[i]);
+    for (std::int64_t r = 0; r < len; ++r)
+      for (std::int64_t i = 0; i < w; ++i) out[r * stride + i] *= inv[i];
+  }
+}
+
+// A contiguous row (inner == 1): same passes with whole-row vector expressions.
+template <class T, bool Log>
+void softmax_row(const T* x, T* out, std::int64_t len) {
+  using kernels::adapt;
+  T m = -INFINITY;
+  for (std::int64_t r = 0; r < len; ++r) m = std::max(m, x[r]);
+  auto xr = adapt(const_cast<T*>(x), len);
+  auto o = adapt(out, len);
+  xt::noalias(o) = xt::exp(xr - m);
+  double s = 0;
+  for (std::int64_t r = 0; r < len; ++r) s += static_cast<double>(out[r]);
+  if constexpr (Log) {
+    xt::noalias(o) = (xr - m) - static_cast<T>(std::log(s));
+  } else {
+    xt::noalias(o) = o * static_cast<T>(1.0 / s);
+  }
+}
+
+template <bool Log>
+void softmax_kernel(const KernelArgs& k) {
+  kernels::visit_numeric<false>(k.out.dtype(), k.node.op_name(), [&](auto tag) {
+    using T = decltype(tag);
+    const AxisView v = axis_view(k.in[0]->shape(), k.node.attrs.i64("axis"));
+    const T* x = k.in[0]->data<T>();
+    T* out = k.out.data<T>();
+    const std::int64_t n = k.out.numel();
+    if (n == 0) return;
+    const std::int64_t nblocks = (v.inner + kReduceBlock - 1) / kReduceBlock;
+    if (v.inner == 1) {
+#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
+      for (std::int64_t o = 0; o < v.outer; ++o) softmax_row<T, Log>(x + o * v.len, out + o * v.len, v.len);
+      return;
+    }
+#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
+    for (std::int64_t t = 0; t < v.outer * nblocks; ++t) {
+      const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kReduceBlock;
+      const std::int64_t off = o * v.len * v.inner + i0;
+      softmax_tile<T, Log>(x + off, out + off, v.len, v.inner, std::min(kReduceBlock, v.inner - i0));
+    }
+  });
+}
+
+// ---- argmax / argmin ----
+
+// Whether v replaces the best so far: strictly better, or the first NaN (NaN counts as
+// the extreme, as PyTorch). Ties keep the earlier index.
+template <bool Max, class T>
+bool better(T v, T best) {
+  if (v != v) return best == best;
+  return Max ? v > best : v < best;
+}
+
+template <bool Max>
+void arg_kernel(const KernelArgs& k) {
+  kernels::visit_numeric<true>(k.in[0]->dtype(), k.node.op_name(), [&](auto tag) {
+    using T = decltype(tag);
+    const AxisView v = axis_view(k.in[0]->shape(), k.node.attrs.i64("axis"));
+    const T* x = k.in[0]->data<T>();
+    auto* out = k.out.data<std::int64_t>();
+    const std::int64_t nblocks = (v.inner + kReduceBlock - 1) / kReduceBlock;
+    const bool par = v.outer * v.len * v.inner >= kReduceParallel;
+#pragma omp parallel for schedule(static) if (par)
+    for (std::int64_t t = 0; t < v.outer * nblocks; ++t) {
+      const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kReduceBlock;
+      const std::int64_t w = std::min(kReduceBlock, v.inner - i0);
+      const T* p = x + o * v.len * v.inner + i0;
+      T best[kReduceBlock];
+      std::int64_t idx[kReduceBlock];
+      for (std::int64_t i = 0; i < w; ++i) {
+        best[i] = p[i];
+        idx[i] = 0;
+      }
+      for (std::int64_t r = 1; r < v.len; ++r) {
+        const T* row = p + r * v.inner;
+        for (std::int64_t i = 0; i < w; ++i) {
+          const bool b = better<Max>(row[i], best[i]);
+          best[i] = b ? row[i] : best[i];
+          idx[i] = b ? r : idx[i];
+        }
+      }
+      for (std::int64_t i = 0; i < w; ++i) out[o * v.inner + i0 + i] = idx[i];
+    }
+  });
+}
+
+OpDef& def_arg(const char* name, const char* doc, KernelFn kernel) {
+  OpDef& d = define_op(name);
+  d.doc = doc;
+  d.attrs = {{"axis", AttrKind::i64, std::nullopt}, {"keepdim", AttrKind::boolean, AttrValue{false}}};
+  d.infer = [](std::span<const Type> in, const Attrs& attrs) {
+    require(allowed(in[0].dtype, Dtypes::numeric), "expects " + describe(Dtypes::numeric));
+    std::int64_t axis = checked_axis(in[0], attrs);
+    auto a = static_cast<std::size_t>(axis);
+    require(in[0].shape[a] > 0, "cannot take an index over an empty axis");
+    Shape s = in[0].shape;
+    if (attrs.boolean("keepdim")) s[a] = 1;
+    else s.erase(s.begin() + axis);
+    return Type{DType::i64, s};
+  };
+  d.kernel = std::move(kernel);
+  d.not_differentiable = "integer output (an index)";
+  d.test.grad_order = 0;
+  d.test.cases = {
+      {{Type{DType::f64, {3, 4}}}, {{"axis", std::int64_t{1}}, {"keepdim", false}}},
+      {{Type{DType::f64, {2, 3, 4}}}, {{"axis", std::int64_t{0}}, {"keepdim", true}}},
+      {{Type{DType::f64, {5}}}, {{"axis", std::int64_t{0}}, {"keepdim", false}}},
+  };
+  return d;
+}
+
+OpDef& def_softmax(const char* name, const char* doc, KernelFn kernel, VjpFn vjp) {
+  OpDef& d = define_op(name);
+  d.doc = doc;
+  d.attrs = {{"axis", AttrKind::i64, std::nullopt}};
+  d.infer = [](std::span<const Type> in, const Attrs& attrs) {
+    require(allowed(in[0].dtype, Dtypes::floats), "expects " + describe(Dtypes::floats));
+    checked_axis(in[0], attrs);
+    return in[0];
+  };
+  d.kernel = std::move(kernel);
+  d.vjp = std::move(vjp);
+  d.test.cases = {
+      {{Type{DType::f64, {3, 4}}}, {{"axis", std::int64_t{1}}}},
+      {{Type{DType::f64, {2, 3, 4}}}, {{"axis", std::int64_t{1}}}},
+      {{Type{DType::f64, {5}}}, {{"axis", std::int64_t{0}}}},
+  };
+  return d;
+}
+
+// sum(v, axis) with keepdim, broadcast back to v's shape.
+Value sum_along(Value v, std::int64_t axis) {
+  return broadcast_to(reduce_sum(v, {axis}, true), v.shape());
+}
+
+}  // namespace
+
+void register_softmax_ops() {
+  def_softmax("softmax",
+              "exp(x - max) / sum(exp(x - max)) along `axis` (rank >= 1); NaN along a slice with a "
+              "NaN, a +inf or only -inf (as PyTorch)",
+              softmax_kernel<false>, [](const VjpArgs& a) {  // y (g - sum(g y))
+                Value y = a.out, g = a.cotangent;
+                return grads({mul(y, sub(g, sum_along(mul(g, y), a.node.attrs.i64("axis"))))});
+              });
+
+  def_softmax("log_softmax",
+              "(x - max) - log(sum(exp(x - max))) along `axis` (rank >= 1); NaN along a slice with a "
+              "NaN, a +inf or only -inf (as PyTorch)",
+              softmax_kernel<true>, [](const VjpArgs& a) {  // g - exp(y) sum(g)
+                Value g = a.cotangent;
+                return grads({sub(g, mul(exp(a.out), sum_along(g, a.node.attrs.i64("axis"))))});
+              });
+
+  def_arg("argmax",
+          "index (i64) of the first maximum along `axis` (f32/f64/i64 input); NaN counts as the "
+          "maximum; rank >= 1 and a non-empty axis required",
+          arg_kernel<true>);
+
+  def_arg("argmin",
+          "index (i64) of the first minimum along `axis` (f32/f64/i64 input); NaN counts as the "
+          "minimum; rank >= 1 and a non-empty axis required",
+          arg_kernel<false>);
+}
+
+}  // namespace mg::ir

@@ -1,0 +1,234 @@
+// Unary elementwise ops: one entry each (name, doc, dtypes, kernel, VJP, test domain).
+// VJPs use the forward result where that is cheaper (exp, tanh, sigmoid, sqrt).
+#include <cmath>
+
+#include "ir/ops/elementwise_kernel.hpp"
+#include "ir/ops/rules.hpp"
+
+namespace mg::ir {
+
+namespace {
+
+using namespace rules;
+using kernels::same_dtype;
+
+template <class E>
+using elem_t = typename std::decay_t<E>::value_type;
+
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/sqrt(2 pi)
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+
+OpDef& def_unary(const char* name, const char* doc, Dtypes dtypes, KernelFn kernel, VjpFn vjp,
+                 Domain domain = Domain::any) {
+  OpDef& d = define_op(name);
+  d.doc = doc;
+  d.arity = 1;
+  d.traits.elementwise = true;
+  d.infer = same_type(dtypes);
+  d.kernel = std::move(kernel);
+  d.vjp = std::move(vjp);
+  d.test.domain = domain;
+  return d;
+}
+
+// Cotangent of an op with derivative `dydx` (a Value shaped like x).
+std::vector<Value> chain(const VjpArgs& a, Value dydx) { return {mul(a.cotangent, dydx)}; }
+
+// 1 where cond holds, else 0, in x's dtype (a constant for second-order purposes).
+Value mask(Value cond, Value like) { return cast(cond, like.dtype()); }
+
+}  // namespace
+
+void register_unary_ops() {
+  def_unary("neg", "-x", Dtypes::numeric, same_dtype<1, true>([](auto x) { return -x; }),
+            [](const VjpArgs& a) { return grads({neg(a.cotangent)}); });
+
+  def_unary("exp", "e^x", Dtypes::floats, same_dtype<1>([](auto x) { return xt::exp(x); }),
+            [](const VjpArgs& a) { return chain(a, a.out); });
+
+  def_unary("log", "natural logarithm; -inf at 0, nan below 0", Dtypes::floats,
+            same_dtype<1>([](auto x) { return xt::log(x); }),
+            [](const VjpArgs& a) { return grads({div(a.cotangent, a.in[0])}); }, Domain::positive);
+
+  def_unary("sqrt", "square root; nan below 0", Dtypes::floats,
+            same_dtype<1>([](auto x) { return xt::sqrt(x); }),
+            [](const VjpArgs& a) { return grads({div(scale(a.cotangent, 0.5), a.out)}); },
+            Domain::positive);
+
+  def_unary("rsqrt", "1/sqrt(x)", Dtypes::floats,
+            same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return T(1) / xt::sqrt(x); }),
+            [](const VjpArgs& a) {  // d/dx x^-1/2 = -1/2 * y / x
+              return grads({mul(scale(a.cotangent, -0.5), div(a.out, a.in[0]))});
+            },
+            Domain::positive);
+
+  def_unary("sin", "sine (radians)", Dtypes::floats, same_dtype<1>([](auto x) { return xt::sin(x); }),
+            [](const VjpArgs& a) { return chain(a, cos(a.in[0])); });
+
+  def_unary("cos", "cosine (radians)", Dtypes::floats, same_dtype<1>([](auto x) { return xt::cos(x); }),
+            [](const VjpArgs& a) { return chain(a, neg(sin(a.in[0]))); });
+
+  def_unary("tanh", "hyperbolic tangent", Dtypes::floats,
+            same_dtype<1>([](auto x) { return xt::tanh(x); }),
+            [](const VjpArgs& a) {  // 1 - y^2
+              return chain(a, sub(full_like(a.out, 1.0), square(a.out)));
+            });
+
+  def_unary("sigmoid", "1/(1+e^-x)", Dtypes::floats,
+            same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return T(1) / (T(1) + xt::exp(-x)); }),
+            [](const VjpArgs& a) {  // y (1 - y)
+              return chain(a, mul(a.out, sub(full_like(a.out, 1.0), a.out)));
+            });
+
+  def_unary("relu", "max(x, 0); gradient 0 at x = 0 (as PyTorch)", Dtypes::floats,
+            same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return xt::where(x > T(0), x, T(0)); }),
+            [](const VjpArgs& a) {
+              Value x = a.in[0];
+              return chain(a, mask(binary("gt", x, zeros_like(x)), x));
+            },
+            Domain::nonzero);
+
+  def_unary("leaky_relu", "x if x > 0 else alpha*x", Dtypes::floats,
+            [](const KernelArgs& k) {
+              double alpha = k.node.attrs.f64("alpha");
+              same_dtype<1>([alpha](auto x) {
+                using T = elem_t<decltype(x)>;
+                return xt::where(x > T(0), x, x * T(alpha));
+              })(k);
+            },
+            [](const VjpArgs& a) {
+              Value x = a.in[0];
+              double alpha = a.node.attrs.f64("alpha");
+              return chain(a, where(binary("gt", x, zeros_like(x)), full_like(x, 1.0), full_like(x, alpha)));
+            },
+            Domain::nonzero)
+      .attrs = {{"alpha", AttrKind::f64, AttrValue{0.01}}};
+
+  def_unary("gelu",
+            "x * Phi(x); approximate=\"tanh\" uses 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))",
+            Dtypes::floats,
+            [](const KernelArgs& k) {
+              if (k.node.attrs.str("approximate") == "tanh") {
+                same_dtype<1>([](auto x) {
+                  using T = elem_t<decltype(x)>;
+                  return T(0.5) * x * (T(1) + xt::tanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x)));
+                })(k);
+              } else {
+                same_dtype<1>([](auto x) {
+                  using T = elem_t<decltype(x)>;
+                  return T(0.5) * x * (T(1) + xt::erf(x * T(kInvSqrt2)));
+                })(k);
+              }
+            },
+            [](const VjpArgs& a) {
+              Value x = a.in[0];
+              if (a.node.attrs.str("approximate") == "tanh") {
+                // u = c (x + k x^3); y = x/2 (1 + tanh u); dy = (1+t)/2 + x/2 (1-t^2) c (1 + 3k x^2)
+                Value x2 = square(x);
+                Value u = scale(add(x, scale(mul(x2, x), 0.044715)), kSqrt2OverPi);
+                Value t = tanh(u);
+                Value one = full_like(x, 1.0);
+                Value du = scale(add(one, scale(x2, 3 * 0.044715)), kSqrt2OverPi);
+                Value d = add(scale(add(one, t), 0.5), mul(scale(x, 0.5), mul(sub(one, square(t)), du)));
+                return chain(a, d);
+              }
+              // Phi(x) + x phi(x)
+              Value cdf = scale(add_scalar(erf(scale(x, kInvSqrt2)), 1.0), 0.5);
+              Value pdf = scale(exp(scale(square(x), -0.5)), kInvSqrt2Pi);
+              return chain(a, add(cdf, mul(x, pdf)));
+            })
+      .attrs = {{"approximate", AttrKind::string, AttrValue{std::string("none")}}};
+
+  def_unary("silu", "x * sigmoid(x)", Dtypes::floats,
+            same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return x / (T(1) + xt::exp(-x)); }),
+            [](const VjpArgs& a) {  // s (1 + x (1 - s))
+              Value x = a.in[0];
+              Value s = sigmoid(x);
+              Value one = full_like(x, 1.0);
+              return chain(a, mul(s, add(one, mul(x, sub(one, s)))));
+            });
+
+  def_unary("softplus", "log(1+e^(beta x))/beta; x where beta*x > threshold (as PyTorch)",
+            Dtypes::floats,
+            [](const KernelArgs& k) {
+              double beta = k.node.attrs.f64("beta"), th = k.node.attrs.f64("threshold");
+              same_dtype<1>([beta, th](auto x) {
+                using T = elem_t<decltype(x)>;
+                return xt::where(x * T(beta) > T(th), x, xt::log1p(xt::exp(x * T(beta))) / T(beta));
+              })(k);
+            },
+            [](const VjpArgs& a) {
+              Value x = a.in[0];
+              double beta = a.node.attrs.f64("beta"), th = a.node.attrs.f64("threshold");
+              Value bx = scale(x, beta);
+              Value linear = binary("gt", bx, full_like(x, th));
+              return chain(a, where(linear, full_like(x, 1.0), sigmoid(bx)));
+            })
+      .attrs = {{"beta", AttrKind::f64, AttrValue{1.0}}, {"threshold", AttrKind::f64, AttrValue{20.0}}};
+
+  def_unary("abs", "|x|; gradient sign(x) (0 at 0)", Dtypes::numeric,
+            same_dtype<1, true>([](auto x) { return xt::abs(x); }),
+            [](const VjpArgs& a) { return chain(a, sign(a.in[0])); }, Domain::nonzero);
+
+  def_unary("sign", "-1, 0 or 1 (nan stays nan); gradient 0", Dtypes::numeric,
+            same_dtype<1, true>([](auto x) { return xt::sign(x); }),
+            [](const VjpArgs& a) { return grads({zeros_like(a.in[0])}); }, Domain::nonzero);
+
+  def_unary("square", "x*x", Dtypes::numeric, same_dtype<1, true>([](auto x) { return x * x; }),
+            [](const VjpArgs& a) { return chain(a, scale(a.in[0], 2.0)); });
+
+  def_unary("reciprocal", "1/x; inf at 0", Dtypes::floats,
+            same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return T(1) / x; }),
+            [](const VjpArgs& a) { return chain(a, neg(square(a.out))); }, Domain::nonzero);
+
+  def_unary("erf", "Gauss error function", Dtypes::floats,
+            same_dtype<1>([](auto x) { return xt::erf(x); }),
+            [](const VjpArgs& a) {  // 2/sqrt(pi) e^(-x^2)
+              return chain(a, scale(exp(neg(square(a.in[0]))), kTwoOverSqrtPi));
+            });
+
+  def_unary("log1p", "log(1+x), accurate near 0", Dtypes::floats,
+            same_dtype<1>([](auto x) { return xt::log1p(x); }),
+            [](const VjpArgs& a) { return grads({div(a.cotangent, add_scalar(a.in[0], 1.0))}); },
+            Domain::unit);
+
+  def_unary("expm1", "e^x - 1, accurate near 0", Dtypes::floats,
+            same_dtype<1>([](auto x) { return xt::expm1(x); }),
+            [](const VjpArgs& a) { return chain(a, add_scalar(a.out, 1.0)); });
+
+  OpDef& clamp = def_unary("clamp", "min(max(x, min), max); gradient 1 where min <= x <= max (as PyTorch)",
+            Dtypes::floats,
+            [](const KernelArgs& k) {
+              double lo = k.node.attrs.f64("min"), hi = k.node.attrs.f64("max");
+              same_dtype<1>([lo, hi](auto x) {
+                using T = elem_t<decltype(x)>;
+                return xt::where(x < T(lo), T(lo), xt::where(x > T(hi), T(hi), x));
+              })(k);
+            },
+            [](const VjpArgs& a) {
+              Value x = a.in[0];
+              double lo = a.node.attrs.f64("min"), hi = a.node.attrs.f64("max");
+              Value inside = binary("logical_and", binary("ge", x, full_like(x, lo)),
+                                    binary("le", x, full_like(x, hi)));
+              return chain(a, mask(inside, x));
+            },
+            Domain::any);
+  clamp.attrs = {{"min", AttrKind::f64, AttrValue{-INFINITY}}, {"max", AttrKind::f64, AttrValue{INFINITY}}};
+  clamp.test.cases = {{{Type{DType::f64, {3, 4}}}, {{"min", -0.5}, {"max", 0.5}}}};
+
+  OpDef& lnot = define_op("logical_not");
+  lnot.doc = "boolean negation";
+  lnot.traits.elementwise = true;
+  lnot.infer = same_type(Dtypes::boolean);
+  lnot.kernel = [](const KernelArgs& k) {
+    const auto* x = k.in[0]->data<std::uint8_t>();
+    auto* o = k.out.data<std::uint8_t>();
+    for (std::int64_t i = 0; i < k.out.numel(); ++i) o[i] = !x[i];
+  };
+  lnot.not_differentiable = "boolean output";
+  lnot.test.grad_order = 0;
+}
+
+}  // namespace mg::ir

@@ -1,0 +1,156 @@
+// The interpreter: runs a planned graph by calling each node's registry kernel. Slot
+// buffers persist across runs (allocated once); returned outputs are fresh arrays.
+#include "runtime/interpreter.hpp"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "ir/errors.hpp"
+#include "ir/op_registry.hpp"
+#include "ir/verifier.hpp"
+#include "runtime/memory_plan.hpp"
+
+namespace mg::rt {
+
+struct Executable::Impl {
+  const ir::Graph* graph = nullptr;
+  std::vector<ir::NodeId> outputs;
+  MemoryPlan plan;
+  mutable std::mutex mu;                 // slots are shared state between runs
+  mutable std::vector<Array> slots;
+  mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
+
+  Impl(const ir::Graph& g, std::vector<ir::NodeId> outs)
+      : graph(&g), outputs(std::move(outs)), plan(plan_memory(g, outputs)) {}
+
+  std::vector<Array> run(std::span<const Array> positional, const Bindings* named) const;
+  const Impl& region(const ir::Graph& body) const;
+};
+
+namespace {
+
+Array bind_input(const ir::Node& n, const Array& given) {
+  if (given.type() != n.type)
+    throw UserError("input '" + n.name + "': expected " + to_string(n.type) + ", got " +
+                        to_string(given.type()),
+                    n.loc);
+  if (!given.valid()) throw UserError("input '" + n.name + "': array has no storage", n.loc);
+  return given;
+}
+
+}  // namespace
+
+const Executable::Impl& Executable::Impl::region(const ir::Graph& body) const {
+  auto& slot = regions[&body];
+  if (!slot) slot = std::make_unique<Impl>(body, body.outputs);
+  return *slot;
+}
+
+std::vector<Array> Executable::Impl::run(std::span<const Array> positional, const Bindings* named) const {
+  std::lock_guard lock(mu);
+  const ir::Graph& g = *graph;
+  std::vector<Array> vals(g.size());
+  std::vector<bool> live = g.reachable_from(outputs);
+
+  // Bind inputs and constants.
+  const auto& inputs = g.inputs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Node& n = g.node(inputs[i]);
+    if (named) {
+      auto it = named->find(n.name);
+      if (it == named->end()) {
+        if (live[n.id]) throw UserError("missing input '" + n.name + "' (" + to_string(n.type) + ")", n.loc);
+        continue;
+      }
+      vals[n.id] = bind_input(n, it->second);
+    } else {
+      MG_ASSERT(i < positional.size(), "region called with too few arguments");
+      vals[n.id] = bind_input(n, positional[i]);
+    }
+  }
+  if (named)
+    for (auto& [name, arr] : *named) {
+      bool known = false;
+      for (auto id : inputs) known |= g.node(id).name == name;
+      if (!known) throw UserError("unknown input '" + name + "': the graph has no input of that name");
+    }
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal;
+
+  if (slots.size() != plan.slot_bytes.size()) {
+    slots.clear();
+    for (auto b : plan.slot_bytes) slots.emplace_back(Type{DType::boolean, {static_cast<std::int64_t>(b)}});
+  }
+
+  std::vector<const Array*> in_ptrs;
+  ir::RegionRunner run_region = [](std::size_t, std::span<const Array>) -> std::vector<Array> { return {}; };
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    const ir::Node& n = g.node(plan.steps[s]);
+    std::size_t slot = plan.slot_of[n.id];
+    if (slot == MemoryPlan::kNoSlot) {
+      vals[n.id] = Array(n.type);
+    } else {
+      Array buf = slots[slot];
+      buf.retype(n.type);
+      vals[n.id] = buf;
+    }
+    in_ptrs.clear();
+    for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[in]);
+    if (!n.regions.empty()) {
+      run_region = [this, &n](std::size_t r, std::span<const Array> args) {
+        return region(*n.regions.at(r)).run(args, nullptr);
+      };
+    }
+    ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region};
+    try {
+      n.op->kernel(args);
+    } catch (const UserError& e) {
+      if (e.where().known()) throw;
+      throw UserError("op '" + n.op->name + "': " + e.message(), n.loc);
+    }
+    for (ir::NodeId dead : plan.release_after[s]) vals[dead] = Array();
+  }
+
+  std::vector<Array> result;
+  for (ir::NodeId o : outputs) {
+    const Array& v = vals[o];
+    // Inputs and constants are returned as copies so callers never alias our storage.
+    result.push_back(g.node(o).kind == ir::NodeKind::op ? v : v.clone());
+  }
+  return result;
+}
+
+Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executable::Executable(Executable&&) noexcept = default;
+Executable& Executable::operator=(Executable&&) noexcept = default;
+Executable::~Executable() = default;
+
+std::vector<Array> Executable::run(const Bindings& inputs) const { return impl_->run({}, &inputs); }
+std::size_t Executable::peak_bytes() const { return impl_->plan.peak_live_bytes; }
+std::size_t Executable::num_steps() const { return impl_->plan.steps.size(); }
+const ir::Graph& Executable::graph() const { return *impl_->graph; }
+const std::vector<ir::NodeId>& Executable::outputs() const { return impl_->outputs; }
+
+Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs) {
+  if (outputs.empty()) throw UserError("compile: no outputs requested");
+  for (auto o : outputs)
+    if (o >= graph.size()) throw UserError("compile: output %" + std::to_string(o) + " is not in the graph");
+  ir::verify(graph);
+  return Executable(std::make_unique<Executable::Impl>(graph, std::move(outputs)));
+}
+
+Executable compile(std::span<const ir::Value> outputs) {
+  if (outputs.empty()) throw UserError("compile: no outputs requested");
+  std::vector<ir::NodeId> ids;
+  for (auto& v : outputs) {
+    if (v.graph != outputs[0].graph) throw UserError("compile: outputs come from different graphs");
+    ids.push_back(v.id);
+  }
+  return compile(*outputs[0].graph, std::move(ids));
+}
+
+std::vector<Array> evaluate(std::span<const ir::Value> outputs, const Bindings& inputs) {
+  return compile(outputs).run(inputs);
+}
+
+}  // namespace mg::rt

@@ -1,0 +1,68 @@
+// Liveness-based slot assignment; see memory_plan.hpp.
+#include "runtime/memory_plan.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace mg::rt {
+
+std::size_t MemoryPlan::arena_bytes() const {
+  std::size_t s = 0;
+  for (auto b : slot_bytes) s += b;
+  return s;
+}
+
+MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs) {
+  MemoryPlan p;
+  std::vector<bool> live = g.reachable_from(outputs);
+  std::vector<bool> is_output(g.size(), false);
+  for (auto o : outputs) is_output[o] = true;
+
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (live[id] && g.node(id).kind == ir::NodeKind::op) p.steps.push_back(id);
+
+  // Last step that reads each node.
+  constexpr std::size_t kNever = ~std::size_t{0};
+  std::vector<std::size_t> last_use(g.size(), kNever);
+  for (std::size_t s = 0; s < p.steps.size(); ++s)
+    for (ir::NodeId in : g.node(p.steps[s]).inputs) last_use[in] = s;
+
+  p.slot_of.assign(g.size(), MemoryPlan::kNoSlot);
+  p.release_after.resize(p.steps.size());
+  std::multimap<std::size_t, std::size_t> free_slots;  // capacity -> slot
+  std::size_t live_bytes = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    ir::NodeId id = p.steps[s];
+    const ir::Node& n = g.node(id);
+    if (!is_output[id]) {
+      std::size_t need = n.type.nbytes();
+      auto it = free_slots.lower_bound(need);  // best fit: smallest slot that is big enough
+      std::size_t slot;
+      if (it != free_slots.end()) {
+        slot = it->second;
+        free_slots.erase(it);
+      } else {
+        slot = p.slot_bytes.size();
+        p.slot_bytes.push_back(need);
+      }
+      p.slot_of[id] = slot;
+      live_bytes += need;
+      p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
+      if (last_use[id] == kNever) p.release_after[s].push_back(id);  // computed, never read
+    }
+    // Inputs whose last reader is this step die now (the result was placed first, so a
+    // kernel never writes into a buffer it reads).
+    for (ir::NodeId in : n.inputs) {
+      if (last_use[in] != s || p.slot_of[in] == MemoryPlan::kNoSlot) continue;
+      auto& rel = p.release_after[s];
+      if (std::find(rel.begin(), rel.end(), in) == rel.end()) rel.push_back(in);
+    }
+    for (ir::NodeId dead : p.release_after[s]) {
+      free_slots.emplace(p.slot_bytes[p.slot_of[dead]], p.slot_of[dead]);
+      live_bytes -= g.node(dead).type.nbytes();
+    }
+  }
+  return p;
+}
+
+}  // namespace mg::rt

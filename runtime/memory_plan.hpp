@@ -1,0 +1,25 @@
+// Memory planning for the interpreter (DESIGN invariant 8): which op nodes run, in what
+// order, and which buffer slot each result lives in. A result's slot returns to the free
+// pool after its last use and is reused (best fit) by later results. Graph inputs,
+// constants and the requested outputs are never pooled.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "ir/graph.hpp"
+
+namespace mg::rt {
+
+struct MemoryPlan {
+  static constexpr std::size_t kNoSlot = ~std::size_t{0};
+  std::vector<ir::NodeId> steps;            // op nodes to run, in order
+  std::vector<std::size_t> slot_of;         // per node id: slot index or kNoSlot
+  std::vector<std::vector<ir::NodeId>> release_after;  // per step: nodes dead after it
+  std::vector<std::size_t> slot_bytes;      // capacity of each slot
+  std::size_t peak_live_bytes = 0;          // max bytes of pooled results alive at once
+  std::size_t arena_bytes() const;          // sum of slot capacities
+};
+
+MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs);
+
+}  // namespace mg::rt
