@@ -229,6 +229,12 @@ void register_unary_ops() {
   };
   lnot.not_differentiable = "boolean output";
   lnot.test.grad_order = 0;
+  lnot.test.cases = {{{Type{DType::boolean, {3, 4}}}, {}}, {{Type{DType::boolean, {}}}, {}}};
+  lnot.test.make_input = [](std::size_t, const Type& t, std::uint64_t seed) {
+    Array a(t);
+    for (std::int64_t j = 0; j < a.numel(); ++j) a.set(j, double((j + seed) % 2));
+    return a;
+  };
 }
 
 }  // namespace mg::ir

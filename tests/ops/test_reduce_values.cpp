@@ -158,7 +158,7 @@ TEST(ReduceValues, Float32AccumulatesInDouble) {
 TEST(ReduceValues, LargeReductionsUseEveryPath) {
   // A full reduction long enough to be split, a long row reduction, and a column
   // reduction wide enough for several tiles.
-  const std::int64_t n = 300000;
+  const std::int64_t n = 300006;  // 3 rows of 100002 = 7 * 14286 elements
   Array x(Type{f64, {n}});
   for (std::int64_t i = 0; i < n; ++i) x.data<double>()[i] = static_cast<double>(i % 7);
   double want = 0;
