@@ -17,6 +17,9 @@
 
 #include <boost/hana/at.hpp>
 #include <boost/hana/integral_constant.hpp>
+#include <boost/hana/minus.hpp>
+#include <boost/hana/mult.hpp>
+#include <boost/hana/plus.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
@@ -27,12 +30,29 @@ namespace mg {
 
 namespace hana = boost::hana;
 
-// mg::c<N>: an integer known at compile time.
+// mg::c<N>: an integer known at compile time. Its own type (not hana::llong directly,
+// whose generic operators would claim `tensor * c<2>`); arithmetic between constants is
+// Hana's integral-constant arithmetic, so c<2> * c<3> is c<6> with no runtime trace.
 template <long long N>
-inline constexpr hana::llong<N> c{};
+struct Const {
+  static constexpr long long value = N;
+  static constexpr auto hana() { return hana::llong_c<N>; }
+  constexpr operator double() const { return static_cast<double>(N); }  // NOLINT: implicit by design
+};
+template <long long N>
+inline constexpr Const<N> c{};
+
+template <long long A, long long B>
+constexpr auto operator+(Const<A>, Const<B>) { return Const<decltype(hana::llong_c<A> + hana::llong_c<B>)::value>{}; }
+template <long long A, long long B>
+constexpr auto operator-(Const<A>, Const<B>) { return Const<decltype(hana::llong_c<A> - hana::llong_c<B>)::value>{}; }
+template <long long A, long long B>
+constexpr auto operator*(Const<A>, Const<B>) { return Const<decltype(hana::llong_c<A> * hana::llong_c<B>)::value>{}; }
+template <long long A>
+constexpr auto operator-(Const<A>) { return Const<-A>{}; }
 
 template <class T> struct is_static_const : std::false_type {};
-template <long long N> struct is_static_const<hana::integral_constant<long long, N>> : std::true_type {};
+template <long long N> struct is_static_const<Const<N>> : std::true_type {};
 template <class T> constexpr bool is_static_const_v = is_static_const<std::remove_cvref_t<T>>::value;
 template <class T, long long V>
 constexpr bool is_static_value() {
@@ -68,7 +88,7 @@ Tensor lower_elementwise(std::string_view op, std::vector<Lowered> args, const A
 template <class T>
 Lowered lower_operand(const T& x, Loc loc) {
   if constexpr (TensorLike<T>) return x.lower(loc);
-  else if constexpr (is_static_const_v<T>) return static_cast<double>(T::value);
+  else if constexpr (is_static_const_v<T>) return static_cast<double>(std::remove_cvref_t<T>::value);
   else return static_cast<double>(x);
 }
 }  // namespace detail

@@ -62,10 +62,10 @@ void check_indices(const Node& node, const Array& index, std::int64_t bound, con
   }
 }
 
-// f(row, i0, i1) over rows x [0, inner) in chunks of the inner range; parallel when big.
-// Distinct (row, i) pairs never share an output element in the callers, so no races.
 std::string along(std::int64_t axis) { return "along axis " + std::to_string(axis); }
 
+// f(row, i0, i1) over rows x [0, inner) in chunks of the inner range; parallel when big.
+// Distinct (row, i) pairs never share an output element in the callers, so no races.
 template <class F>
 void for_blocks(std::int64_t rows, std::int64_t inner, F f) {
   if (rows == 0 || inner == 0) return;

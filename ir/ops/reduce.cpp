@@ -9,6 +9,13 @@
 #include "ir/ops/reduce_kernel.hpp"
 #include "ir/ops/rules.hpp"
 
+// GCC 12 flags its own AVX-512 intrinsics (`__m512d __Y = __Y;`) as uninitialised when
+// xsimd's exp is not inlined: the false positive meson.build notes, here as -Wuninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <xsimd/xsimd.hpp>
+#pragma GCC diagnostic pop
+
 namespace mg::ir {
 
 void register_softmax_ops();  // softmax.cpp: the single-axis half of this family
@@ -45,13 +52,14 @@ double reduced_count(const Shape& shape, const I64List& axes) {
   return n;
 }
 
-// A kernel folding with reducer R<acc_t<T>>, the result finished by fin(acc, count).
-template <template <class> class R, bool WithInt>
+// A kernel folding with reducer R<acc_t<T>> (R<T> when !Wide: max and min are exact in
+// any type), the result finished by fin(acc, count).
+template <template <class> class R, bool WithInt, bool Wide = true>
 KernelFn fold_kernel(double (*fin)(double acc, double count) = nullptr) {
   return [fin](const KernelArgs& k) {
     visit_numeric<WithInt>(k.out.dtype(), k.node.op_name(), [&](auto tag) {
       using T = decltype(tag);
-      using A = acc_t<T>;
+      using A = std::conditional_t<Wide, acc_t<T>, T>;
       const ReduceView v = view_reduction(k.in[0]->shape(), axes_of(k.node));
       const double n = static_cast<double>(v.num_reduced());
       fold<R<A>>(k.in[0]->data<T>(), v, nullptr, k.out.data<T>(), [fin, n](A acc, A) {
@@ -79,6 +87,16 @@ void var_kernel(const KernelArgs& k) {
   });
 }
 
+// v = exp(v) over a buffer, vectorised.
+struct ExpMap {
+  static void apply(double* v, std::int64_t n) {
+    using B = xsimd::batch<double>;
+    std::int64_t i = 0;
+    for (; i + static_cast<std::int64_t>(B::size) <= n; i += B::size) xsimd::exp(B::load_unaligned(v + i)).store_unaligned(v + i);
+    for (; i < n; ++i) v[i] = std::exp(v[i]);
+  }
+};
+
 // logsumexp: m = max (0 where it is infinite, as PyTorch), then m + log(sum(exp(x - m))).
 void logsumexp_kernel(const KernelArgs& k) {
   visit_numeric<false>(k.out.dtype(), k.node.op_name(), [&](auto tag) {
@@ -86,9 +104,9 @@ void logsumexp_kernel(const KernelArgs& k) {
     const T* x = k.in[0]->data<T>();
     const ReduceView v = view_reduction(k.in[0]->shape(), axes_of(k.node));
     std::vector<double> shift(static_cast<std::size_t>(v.num_out()));
-    fold<MaxOp<double>>(x, v, nullptr, shift.data(),
-                        [](double m, double) { return std::isinf(m) ? 0.0 : m; });
-    fold<SumExpOp<double>, true>(x, v, shift.data(), k.out.data<T>(),
+    fold<MaxOp<T>>(x, v, nullptr, shift.data(),
+                   [](T m, T) { return std::isinf(m) ? 0.0 : static_cast<double>(m); });
+    fold<MapSumOp<double, ExpMap>, true>(x, v, shift.data(), k.out.data<T>(),
                                  [](double s, double m) { return static_cast<T>(m + std::log(s)); });
   });
 }
@@ -146,12 +164,12 @@ void register_reduce_ops() {
   def_reduce("reduce_max",
              "maximum over `axes`; NaN propagates; -inf (i64: INT64_MIN) over a size-0 extent where "
              "PyTorch errors; gradient split evenly among tied maxima (as amax)",
-             Dtypes::numeric, fold_kernel<MaxOp, true>(), extremum_vjp);
+             Dtypes::numeric, fold_kernel<MaxOp, true, false>(), extremum_vjp);
 
   def_reduce("reduce_min",
              "minimum over `axes`; NaN propagates; +inf (i64: INT64_MAX) over a size-0 extent where "
              "PyTorch errors; gradient split evenly among tied minima (as amin)",
-             Dtypes::numeric, fold_kernel<MinOp, true>(), extremum_vjp);
+             Dtypes::numeric, fold_kernel<MinOp, true, false>(), extremum_vjp);
 
   def_reduce("reduce_prod",
              "product over `axes`; 1 over a size-0 extent; i64 wraps on overflow; gradient g*out/x, "

@@ -146,7 +146,7 @@ struct MaxOp {  // NaN propagates
     if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::lowest();
   }
-  static A step(A a, A x) { return (x > a || x != x) ? x : a; }
+  static A step(A a, A x) { return ((x > a) | (x != x)) ? x : a; }  // | vectorises
   static A combine(A a, A b) { return step(a, b); }
 };
 template <class A>
@@ -156,7 +156,7 @@ struct MinOp {  // NaN propagates
     if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::max();
   }
-  static A step(A a, A x) { return (x < a || x != x) ? x : a; }
+  static A step(A a, A x) { return ((x < a) | (x != x)) ? x : a; }
   static A combine(A a, A b) { return step(a, b); }
 };
 template <class A>
@@ -166,13 +166,18 @@ struct SumSquaresOp {
   static A step(A a, A x) { return a + x * x; }
   static A combine(A a, A b) { return a + b; }
 };
-template <class A>
-struct SumExpOp {
+// Sums map(x): Map::apply(A* v, n) rewrites a block of (shifted) values in place, so a
+// transcendental can run vectorised over a buffer instead of one call per element.
+template <class A, class Map>
+struct MapSumOp {
   using Acc = A;
   static A init() { return A(0); }
-  static A step(A a, A x) { return a + std::exp(x); }
+  static A step(A a, A x) { return a + x; }
   static A combine(A a, A b) { return a + b; }
+  static void map(A* v, std::int64_t n) { Map::apply(v, n); }
 };
+template <class R>
+concept MappedReducer = requires(typename R::Acc* v) { R::map(v, std::int64_t{}); };
 
 namespace detail {
 
@@ -183,11 +188,23 @@ A shifted(T x, A c) {
   else return static_cast<A>(x);
 }
 
+inline constexpr std::int64_t kMapBlock = 256;
+
 // Folds n contiguous elements into acc, in 8 independent lanes (vectorisable, and a
-// shorter dependency chain for sums).
+// shorter dependency chain for sums). A mapped reducer maps blocks of values first.
 template <class R, bool Centered, class T>
 typename R::Acc fold_run(typename R::Acc acc, const T* p, std::int64_t n, typename R::Acc c) {
   using A = typename R::Acc;
+  if constexpr (MappedReducer<R>) {
+    A buf[kMapBlock];
+    for (std::int64_t i0 = 0; i0 < n; i0 += kMapBlock) {
+      const std::int64_t len = std::min(kMapBlock, n - i0);
+      for (std::int64_t i = 0; i < len; ++i) buf[i] = shifted<Centered>(p[i0 + i], c);
+      R::map(buf, len);
+      acc = fold_run<SumOp<A>, false>(acc, buf, len, A(0));
+    }
+    return acc;
+  }
   constexpr int kLanes = 8;
   std::int64_t i = 0;
   if (n >= 2 * kLanes) {
@@ -267,7 +284,14 @@ void fold(const T* x, const ReduceView& v, const typename R::Acc* center, Out* o
     const T* base = x + v.outs[o] + i0;
     for (std::int64_t r = 0; r < v.rows.count; ++r) {
       const T* p = base + v.rows[r];
-      for (std::int64_t i = 0; i < len; ++i) acc[i] = R::step(acc[i], detail::shifted<Centered>(p[i], c[i]));
+      if constexpr (MappedReducer<R>) {
+        A buf[kReduceBlock];
+        for (std::int64_t i = 0; i < len; ++i) buf[i] = detail::shifted<Centered>(p[i], c[i]);
+        R::map(buf, len);
+        for (std::int64_t i = 0; i < len; ++i) acc[i] = R::step(acc[i], buf[i]);
+      } else {
+        for (std::int64_t i = 0; i < len; ++i) acc[i] = R::step(acc[i], detail::shifted<Centered>(p[i], c[i]));
+      }
     }
     for (std::int64_t i = 0; i < len; ++i) out[j0 + i] = fin(acc[i], c[i]);
   }

@@ -23,6 +23,10 @@ using namespace rules;
 using kernels::kReduceBlock;
 using kernels::kReduceParallel;
 
+// Softmax tiles are wider than reduction tiles: each of their three passes streams whole
+// rows of the tile, and longer contiguous runs keep those passes near memory speed.
+constexpr std::int64_t kSoftmaxBlock = 1024;
+
 struct AxisView {
   std::int64_t outer = 1, len = 1, inner = 1;
 };
@@ -42,13 +46,13 @@ std::int64_t checked_axis(const Type& t, const Attrs& attrs) {
 
 // ---- softmax / log_softmax ----
 
-// Tiles: (o, block of up to kReduceBlock columns); when inner == 1 a tile is a whole row.
+// Tiles: (o, block of up to kSoftmaxBlock columns); when inner == 1 a tile is a whole row.
 // Pass 1: m = max; pass 2: out = exp(x - m), s = sum (f64); pass 3: normalise.
 template <class T, bool Log>
 void softmax_tile(const T* x, T* out, std::int64_t len, std::int64_t stride, std::int64_t w) {
   using kernels::adapt;
-  T m[kReduceBlock];
-  double s[kReduceBlock];
+  T m[kSoftmaxBlock];
+  double s[kSoftmaxBlock];
   T* mp = m;  // xt::adapt wants a non-const pointer
   for (std::int64_t i = 0; i < w; ++i) {
     m[i] = -INFINITY;
@@ -62,12 +66,12 @@ void softmax_tile(const T* x, T* out, std::int64_t len, std::int64_t stride, std
     for (std::int64_t i = 0; i < w; ++i) s[i] += static_cast<double>(out[r * stride + i]);
   }
   if constexpr (Log) {
-    T ls[kReduceBlock];
+    T ls[kSoftmaxBlock];
     for (std::int64_t i = 0; i < w; ++i) ls[i] = static_cast<T>(std::log(s[i]));
     for (std::int64_t r = 0; r < len; ++r)
       for (std::int64_t i = 0; i < w; ++i) out[r * stride + i] = (x[r * stride + i] - m[i]) - ls[i];
   } else {
-    T inv[kReduceBlock];
+    T inv[kSoftmaxBlock];
     for (std::int64_t i = 0; i < w; ++i) inv[i] = static_cast<T>(1.0 / s[i]);
     for (std::int64_t r = 0; r < len; ++r)
       for (std::int64_t i = 0; i < w; ++i) out[r * stride + i] *= inv[i];
@@ -78,13 +82,13 @@ void softmax_tile(const T* x, T* out, std::int64_t len, std::int64_t stride, std
 template <class T, bool Log>
 void softmax_row(const T* x, T* out, std::int64_t len) {
   using kernels::adapt;
-  T m = -INFINITY;
-  for (std::int64_t r = 0; r < len; ++r) m = std::max(m, x[r]);
+  using kernels::MaxOp;
+  using kernels::SumOp;
+  const T m = kernels::detail::fold_run<MaxOp<T>, false>(MaxOp<T>::init(), x, len, T(0));
   auto xr = adapt(const_cast<T*>(x), len);
   auto o = adapt(out, len);
   xt::noalias(o) = xt::exp(xr - m);
-  double s = 0;
-  for (std::int64_t r = 0; r < len; ++r) s += static_cast<double>(out[r]);
+  const double s = kernels::detail::fold_run<SumOp<double>, false>(0.0, out, len, 0.0);
   if constexpr (Log) {
     xt::noalias(o) = (xr - m) - static_cast<T>(std::log(s));
   } else {
@@ -101,7 +105,7 @@ void softmax_kernel(const KernelArgs& k) {
     T* out = k.out.data<T>();
     const std::int64_t n = k.out.numel();
     if (n == 0) return;
-    const std::int64_t nblocks = (v.inner + kReduceBlock - 1) / kReduceBlock;
+    const std::int64_t nblocks = (v.inner + kSoftmaxBlock - 1) / kSoftmaxBlock;
     if (v.inner == 1) {
 #pragma omp parallel for schedule(static) if (n >= kReduceParallel)
       for (std::int64_t o = 0; o < v.outer; ++o) softmax_row<T, Log>(x + o * v.len, out + o * v.len, v.len);
@@ -109,9 +113,9 @@ void softmax_kernel(const KernelArgs& k) {
     }
 #pragma omp parallel for schedule(static) if (n >= kReduceParallel)
     for (std::int64_t t = 0; t < v.outer * nblocks; ++t) {
-      const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kReduceBlock;
+      const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kSoftmaxBlock;
       const std::int64_t off = o * v.len * v.inner + i0;
-      softmax_tile<T, Log>(x + off, out + off, v.len, v.inner, std::min(kReduceBlock, v.inner - i0));
+      softmax_tile<T, Log>(x + off, out + off, v.len, v.inner, std::min(kSoftmaxBlock, v.inner - i0));
     }
   });
 }
@@ -126,6 +130,16 @@ bool better(T v, T best) {
   return Max ? v > best : v < best;
 }
 
+// A contiguous row: the extreme first (NaN-propagating, vectorisable), then its first index.
+template <bool Max, class T>
+std::int64_t arg_row(const T* p, std::int64_t n) {
+  using R = std::conditional_t<Max, kernels::MaxOp<T>, kernels::MinOp<T>>;
+  const T m = kernels::detail::fold_run<R, false>(R::init(), p, n, T(0));
+  for (std::int64_t i = 0; i < n; ++i)
+    if (m != m ? p[i] != p[i] : p[i] == m) return i;
+  return 0;
+}
+
 template <bool Max>
 void arg_kernel(const KernelArgs& k) {
   kernels::visit_numeric<true>(k.in[0]->dtype(), k.node.op_name(), [&](auto tag) {
@@ -133,8 +147,13 @@ void arg_kernel(const KernelArgs& k) {
     const AxisView v = axis_view(k.in[0]->shape(), k.node.attrs.i64("axis"));
     const T* x = k.in[0]->data<T>();
     auto* out = k.out.data<std::int64_t>();
-    const std::int64_t nblocks = (v.inner + kReduceBlock - 1) / kReduceBlock;
     const bool par = v.outer * v.len * v.inner >= kReduceParallel;
+    if (v.inner == 1) {
+#pragma omp parallel for schedule(static) if (par)
+      for (std::int64_t o = 0; o < v.outer; ++o) out[o] = arg_row<Max>(x + o * v.len, v.len);
+      return;
+    }
+    const std::int64_t nblocks = (v.inner + kReduceBlock - 1) / kReduceBlock;
 #pragma omp parallel for schedule(static) if (par)
     for (std::int64_t t = 0; t < v.outer * nblocks; ++t) {
       const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kReduceBlock;

@@ -1,0 +1,165 @@
+// IR core: types, attributes, graph construction, the builder's checks, the verifier and
+// the printer.
+#include <gtest/gtest.h>
+
+#include "ir/builder.hpp"
+#include "ir/errors.hpp"
+#include "ir/ops.hpp"
+#include "ir/printer.hpp"
+#include "ir/verifier.hpp"
+
+namespace mg::ir {
+namespace {
+
+TEST(Types, ShapesAndNames) {
+  EXPECT_EQ(to_string(Type{f64, {3, 4}}), "f64[3,4]");
+  EXPECT_EQ(to_string(Type{boolean, {}}), "bool[]");
+  EXPECT_EQ((Type{f32, {}}).numel(), 1);
+  EXPECT_EQ((Type{f32, {2, 0, 3}}).numel(), 0);
+  EXPECT_EQ((Type{f64, {2, 3}}).nbytes(), 48u);
+  EXPECT_EQ(strides_of({2, 3, 4}), (std::vector<std::int64_t>{12, 4, 1}));
+  EXPECT_EQ(dtype_from_name("i64"), i64);
+  EXPECT_FALSE(dtype_from_name("f16").has_value());
+}
+
+TEST(Attrs, SortedTypedAccess) {
+  Attrs a{{"b", std::int64_t{2}}, {"a", 1.5}};
+  EXPECT_EQ(a.items()[0].first, "a");
+  EXPECT_DOUBLE_EQ(a.f64("a"), 1.5);
+  EXPECT_EQ(a.i64("b"), 2);
+  EXPECT_THROW(a.f64("b"), std::logic_error);
+  EXPECT_THROW(a.i64("missing"), std::logic_error);
+  a.set("a", 3.0);
+  EXPECT_EQ(a.items().size(), 2u);
+}
+
+TEST(ArrayBasics, FullCastCloneReshape) {
+  Array a = Array::from<double>({2, 2}, {1.5, -2.7, 0, 3});
+  Array i = a.cast(i64);
+  EXPECT_EQ(i.data<std::int64_t>()[1], -2);  // truncation toward zero
+  Array b = a.cast(boolean);
+  EXPECT_EQ(b.data<std::uint8_t>()[2], 0);
+  EXPECT_EQ(b.data<std::uint8_t>()[0], 1);
+  Array c = a.clone();
+  c.set(0, 9);
+  EXPECT_EQ(a.at(0), 1.5);
+  EXPECT_EQ(a.reshaped({4}).shape(), (Shape{4}));
+  EXPECT_THROW(a.reshaped({3}), std::invalid_argument);
+  EXPECT_THROW(Array::from<double>({3}, {1, 2}), std::invalid_argument);
+}
+
+TEST(GraphBuild, InputsAreUniqueAndOrdered) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {3}});
+  EXPECT_THROW(g.add_input("x", Type{f64, {3}}), UserError);
+  EXPECT_THROW(g.add_input("", Type{f64, {3}}), UserError);
+  EXPECT_THROW(g.add_input("neg", Type{f64, {-1}}), ShapeError);
+  EXPECT_EQ(g.input("x"), x);
+  EXPECT_FALSE(g.input("nope").valid());
+  Value y = exp(x);
+  EXPECT_GT(y.id, x.id);
+  EXPECT_EQ(y.node().inputs, std::vector<NodeId>{x.id});
+}
+
+TEST(Builder, ChecksArityAttributesAndTypes) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {3}});
+  Value y = g.add_input("y", Type{f64, {4}});
+  EXPECT_THROW(make_op(op("add"), {x}), UserError);                       // arity
+  EXPECT_THROW(make_op(op("exp"), {x}, {{"bogus", 1.0}}), UserError);     // unknown attr
+  EXPECT_THROW(make_op(op("leaky_relu"), {x}, {{"alpha", std::string("a")}}), UserError);  // kind
+  EXPECT_THROW(add(x, y), ShapeError);                                     // shapes
+  EXPECT_THROW(op("no_such_op"), UserError);
+  Value l = make_op(op("leaky_relu"), {x}, {{"alpha", std::int64_t{1}}});  // int widens to f64
+  EXPECT_DOUBLE_EQ(l.node().attrs.f64("alpha"), 1.0);
+  Value d = make_op(op("leaky_relu"), {x});  // default filled in
+  EXPECT_DOUBLE_EQ(d.node().attrs.f64("alpha"), 0.01);
+  Graph other;
+  Value z = other.add_input("z", Type{f64, {3}});
+  EXPECT_THROW(add(x, z), UserError);  // inputs from two graphs
+}
+
+TEST(Builder, ShapeErrorNamesOpTypesAndLine) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {3}});
+  Value y = g.add_input("y", Type{f32, {3}});
+  LocScope at(SourceLoc{"model.cpp", 42, 7});
+  try {
+    add(x, y);
+    FAIL() << "expected a ShapeError";
+  } catch (const ShapeError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("model.cpp:42"), std::string::npos) << m;
+    EXPECT_NE(m.find("'add'"), std::string::npos) << m;
+    EXPECT_NE(m.find("f64[3]"), std::string::npos) << m;
+    EXPECT_NE(m.find("f32[3]"), std::string::npos) << m;
+  }
+}
+
+TEST(Verifier, AcceptsBuiltGraphsAndRejectsTampering) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {2, 3}});
+  Value y = reduce_sum(exp(x), {1}, false);
+  EXPECT_NO_THROW(verify(g));
+  g.mutable_node(y.id).type = Type{f64, {5}};  // a type the rule does not give
+  try {
+    verify(g);
+    FAIL() << "expected a VerifyError";
+  } catch (const VerifyError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("reduce_sum"), std::string::npos) << m;
+    EXPECT_NE(m.find("f64[5]"), std::string::npos) << m;
+    EXPECT_NE(m.find("> %"), std::string::npos) << m;  // the context marks the node
+  }
+}
+
+TEST(Verifier, RejectsMissingAttributeAndBadOutput) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {2}});
+  Value y = make_op(op("leaky_relu"), {x});
+  g.mutable_node(y.id).attrs = Attrs{};
+  EXPECT_THROW(verify(g), VerifyError);
+  Graph h;
+  h.add_input("x", Type{f64, {2}});
+  h.outputs = {7};
+  EXPECT_THROW(verify(h), VerifyError);
+}
+
+TEST(Verifier, RecursesIntoRegions) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {2}});
+  Value y = exp(x);
+  auto body = std::make_unique<Graph>();
+  Value a = body->add_input("a", Type{f64, {2}});
+  Value b = neg(a);
+  body->outputs = {b.id};
+  body->mutable_node(b.id).type = Type{f32, {2}};  // broken inside the region
+  g.mutable_node(y.id).regions.push_back(std::move(body));
+  EXPECT_THROW(verify(g), VerifyError);
+}
+
+TEST(Printer, OneOpPerLineWithTypesAttrsAndLocations) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {2, 3}});
+  Value y;
+  {
+    LocScope at(SourceLoc{"net.cpp", 9, 1});
+    y = reduce_sum(exp(x), {1}, true);
+  }
+  std::vector<NodeId> outs{y.id};
+  std::string t = to_text(g, outs);
+  EXPECT_NE(t.find("graph(%x: f64[2,3])"), std::string::npos) << t;
+  EXPECT_NE(t.find("= exp(%x) : f64[2,3]  loc(\"net.cpp\":9)"), std::string::npos) << t;
+  EXPECT_NE(t.find("reduce_sum(%1) {axes = [1], keepdim = true} : f64[2,1]"), std::string::npos) << t;
+  EXPECT_NE(t.find("return %2"), std::string::npos) << t;
+}
+
+TEST(Registry, EveryFamilyRegistered) {
+  for (const char* name : {"exp", "add", "where", "reduce_sum", "softmax", "reshape", "slice", "matmul",
+                           "gather", "cumsum", "full", "random_normal", "cast"})
+    EXPECT_NE(find_op(name), nullptr) << name;
+  EXPECT_GE(all_ops().size(), 70u);
+}
+
+}  // namespace
+}  // namespace mg::ir

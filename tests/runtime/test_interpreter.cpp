@@ -1,0 +1,122 @@
+// The interpreter: memory plan (exact peak bytes, buffer reuse), input validation,
+// repeated runs, outputs that are inputs or constants, large parallel loops, regions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/errors.hpp"
+#include "ir/op_registry.hpp"
+#include "ir/ops.hpp"
+#include "runtime/interpreter.hpp"
+#include "runtime/memory_plan.hpp"
+
+namespace mg::rt {
+namespace {
+
+TEST(MemoryPlan, ChainReusesTwoBuffers) {
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {1000}});
+  ir::Value v = x;
+  for (int i = 0; i < 10; ++i) v = ir::exp(v);
+  std::vector<ir::Value> outs{v};
+  Executable exe = compile(outs);
+  // Each step's result is placed before its input is released: two buffers of 8000
+  // bytes are live at the worst point; the final output is not pooled.
+  EXPECT_EQ(exe.peak_bytes(), 16000u);
+  EXPECT_EQ(exe.num_steps(), 10u);
+  MemoryPlan p = plan_memory(g, {v.id});
+  EXPECT_EQ(p.slot_bytes.size(), 2u);
+}
+
+TEST(MemoryPlan, DiamondKeepsSharedValueAlive) {
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f32, {256}});
+  ir::Value a = ir::exp(x);      // 1 KiB, read twice
+  ir::Value b = ir::sin(a);
+  ir::Value c = ir::cos(a);
+  ir::Value d = ir::add(b, c);   // output
+  MemoryPlan p = plan_memory(g, {d.id});
+  EXPECT_EQ(p.peak_live_bytes, 3u * 1024u);  // a, b, c live together before d
+}
+
+TEST(Interpreter, RunsTwiceWithFreshOutputs) {
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {3}});
+  ir::Value y = ir::scale(ir::exp(x), 2.0);
+  std::vector<ir::Value> outs{y, x};
+  Executable exe = compile(outs);
+  Array in = Array::from<double>({3}, {0, 1, 2});
+  auto r1 = exe.run({{"x", in}});
+  r1[0].set(0, -1);  // callers own their outputs
+  r1[1].set(0, -1);  // an input returned as output is a copy
+  auto r2 = exe.run({{"x", in}});
+  EXPECT_DOUBLE_EQ(r2[0].at(0), 2.0);
+  EXPECT_DOUBLE_EQ(r2[1].at(0), 0.0);
+  EXPECT_DOUBLE_EQ(in.at(0), 0.0);
+  EXPECT_NEAR(r2[0].at(2), 2 * std::exp(2.0), 1e-12);
+}
+
+TEST(Interpreter, ValidatesInputs) {
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {3}});
+  std::vector<ir::Value> outs{ir::exp(x)};
+  Executable exe = compile(outs);
+  try {
+    exe.run({{"x", Array::zeros(Type{f32, {3}})}});
+    FAIL();
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("input 'x'"), std::string::npos) << m;
+    EXPECT_NE(m.find("f64[3]"), std::string::npos) << m;
+    EXPECT_NE(m.find("f32[3]"), std::string::npos) << m;
+  }
+  EXPECT_THROW(exe.run({}), UserError);                                            // missing
+  EXPECT_THROW(exe.run({{"x", Array::zeros(Type{f64, {4}})}}), UserError);         // shape
+  EXPECT_THROW(exe.run({{"x", Array::zeros(Type{f64, {3}})}, {"y", Array()}}), UserError);  // unknown
+}
+
+TEST(Interpreter, LargeArraysTakeTheParallelPath) {
+  ir::Graph g;
+  const std::int64_t n = 1 << 20;
+  ir::Value x = g.add_input("x", Type{f32, {n}});
+  std::vector<ir::Value> outs{ir::mul(ir::sin(x), ir::sin(x))};
+  Array in(Type{f32, {n}});
+  for (std::int64_t i = 0; i < n; ++i) in.data<float>()[i] = static_cast<float>(i % 1000) * 0.001f;
+  auto r = evaluate(outs, {{"x", in}});
+  for (std::int64_t i = 0; i < n; i += 4099) {
+    float s = std::sin(static_cast<float>(i % 1000) * 0.001f);
+    EXPECT_NEAR(r[0].data<float>()[i], s * s, 1e-6f) << i;
+  }
+}
+
+TEST(Interpreter, RunsRegions) {
+  // A test-only op that applies its region (a subgraph) to its input: the interpreter
+  // must hand kernels a way to run subgraphs (DESIGN invariant 7).
+  static const ir::OpDef& apply = []() -> const ir::OpDef& {
+    ir::op("exp");
+    ir::OpDef& d = ir::define_op("test_apply_region");
+    d.doc = "applies region 0 to the input (test only)";
+    d.infer = [](std::span<const Type> in, const Attrs&) { return in[0]; };
+    d.kernel = [](const ir::KernelArgs& k) {
+      std::vector<Array> args{*k.in[0]};
+      std::vector<Array> r = (*k.run_region)(0, args);
+      std::memcpy(k.out.raw(), r.at(0).raw(), k.out.nbytes());
+    };
+    d.not_differentiable = "test op";
+    return d;
+  }();
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {2}});
+  ir::Value y = ir::make_op(apply, {x});
+  auto body = std::make_unique<ir::Graph>();
+  ir::Value a = body->add_input("a", Type{f64, {2}});
+  body->outputs = {ir::add_scalar(ir::square(a), 1.0).id};
+  g.mutable_node(y.id).regions.push_back(std::move(body));
+  std::vector<ir::Value> outs{y};
+  auto r = evaluate(outs, {{"x", Array::from<double>({2}, {2, 3})}});
+  EXPECT_DOUBLE_EQ(r[0].at(0), 5.0);
+  EXPECT_DOUBLE_EQ(r[0].at(1), 10.0);
+}
+
+}  // namespace
+}  // namespace mg::rt
