@@ -35,7 +35,7 @@ Value reshape(Value x, Shape shape) {
 }
 
 Value permute(Value x, I64List perm) {
-  bool identity = true;
+  bool identity = static_cast<int>(perm.size()) == x.rank();  // else let the op's rule reject it
   for (std::size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<std::int64_t>(i);
   if (identity) return x;
   return make_op(op("permute"), {x}, {{"perm", std::move(perm)}});

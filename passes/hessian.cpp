@@ -22,7 +22,7 @@ ir::Value hessian(ir::Value y, ir::Value x) {
     ir::Value row = grad(gi, wrt)[0];
     rows.push_back(ir::reshape(row, {1, n}));
   }
-  ir::Value h = rows.size() == 1 ? rows[0] : ir::make_op(ir::op("concat"), rows, {{"axis", std::int64_t{0}}});
+  ir::Value h = ir::concat(rows, 0);
   Shape shape = x.shape();
   shape.insert(shape.end(), x.shape().begin(), x.shape().end());
   return ir::reshape(h, shape);

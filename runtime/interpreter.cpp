@@ -14,14 +14,27 @@ namespace mg::rt {
 
 struct Executable::Impl {
   const ir::Graph* graph = nullptr;
-  std::vector<ir::NodeId> outputs;
-  MemoryPlan plan;
+  std::vector<ir::NodeId> outputs;      // what run() returns
+  std::vector<StateUpdate> state;
+  mutable std::vector<Array> state_values;  // per state entry; invalid until set
+  MemoryPlan plan;                      // planned for outputs + state updates
   mutable std::mutex mu;                 // slots are shared state between runs
   mutable std::vector<Array> slots;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
 
-  Impl(const ir::Graph& g, std::vector<ir::NodeId> outs)
-      : graph(&g), outputs(std::move(outs)), plan(plan_memory(g, outputs)) {}
+  Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
+      : graph(&g), outputs(std::move(outs)), state(std::move(st)), state_values(state.size()),
+        plan(plan_memory(g, planned_outputs(outputs, state))) {}
+
+  static std::vector<ir::NodeId> planned_outputs(std::vector<ir::NodeId> outs, const std::vector<StateUpdate>& st) {
+    for (auto& s : st) outs.push_back(s.update);
+    return outs;
+  }
+  std::size_t state_index(std::string_view name) const {
+    for (std::size_t i = 0; i < state.size(); ++i)
+      if (graph->node(state[i].input).name == name) return i;
+    throw UserError("no state named '" + std::string(name) + "'");
+  }
 
   std::vector<Array> run(std::span<const Array> positional, const Bindings* named) const;
   const Impl& region(const ir::Graph& body) const;
@@ -50,12 +63,26 @@ std::vector<Array> Executable::Impl::run(std::span<const Array> positional, cons
   std::lock_guard lock(mu);
   const ir::Graph& g = *graph;
   std::vector<Array> vals(g.size());
-  std::vector<bool> live = g.reachable_from(outputs);
+  std::vector<ir::NodeId> roots = planned_outputs(outputs, state);
+  std::vector<bool> live = g.reachable_from(roots);
+  std::vector<bool> is_state(g.size(), false);
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    const ir::Node& n = g.node(state[i].input);
+    is_state[n.id] = true;
+    if (!state_values[i].valid() || (state_values[i].nbytes() == 0 && n.type.nbytes() != 0))
+      throw UserError("state '" + n.name + "' (" + to_string(n.type) + ") was never set", n.loc);
+    vals[n.id] = state_values[i];
+  }
 
   // Bind inputs and constants.
   const auto& inputs = g.inputs();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ir::Node& n = g.node(inputs[i]);
+    if (is_state[n.id]) {
+      if (named && named->count(n.name))
+        throw UserError("input '" + n.name + "' is persistent state: set it with set_state, not run", n.loc);
+      continue;
+    }
     if (named) {
       auto it = named->find(n.name);
       if (it == named->end()) {
@@ -111,6 +138,10 @@ std::vector<Array> Executable::Impl::run(std::span<const Array> positional, cons
     for (ir::NodeId dead : plan.release_after[s]) vals[dead] = Array();
   }
 
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    const Array& v = vals[state[i].update];
+    state_values[i] = g.node(state[i].update).kind == ir::NodeKind::op ? v : v.clone();
+  }
   std::vector<Array> result;
   for (ir::NodeId o : outputs) {
     const Array& v = vals[o];
@@ -126,17 +157,42 @@ Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
 std::vector<Array> Executable::run(const Bindings& inputs) const { return impl_->run({}, &inputs); }
+void Executable::set_state(std::string_view name, Array value) {
+  std::lock_guard lock(impl_->mu);
+  std::size_t i = impl_->state_index(name);
+  const ir::Node& n = impl_->graph->node(impl_->state[i].input);
+  impl_->state_values[i] = bind_input(n, value).clone();
+}
+
+Array Executable::state(std::string_view name) const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->state_values[impl_->state_index(name)];
+}
+
+std::vector<std::string> Executable::state_names() const {
+  std::vector<std::string> names;
+  for (auto& s : impl_->state) names.push_back(impl_->graph->node(s.input).name);
+  return names;
+}
+
 std::size_t Executable::peak_bytes() const { return impl_->plan.peak_live_bytes; }
 std::size_t Executable::num_steps() const { return impl_->plan.steps.size(); }
 const ir::Graph& Executable::graph() const { return *impl_->graph; }
 const std::vector<ir::NodeId>& Executable::outputs() const { return impl_->outputs; }
 
-Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs) {
-  if (outputs.empty()) throw UserError("compile: no outputs requested");
+Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state) {
+  if (outputs.empty() && state.empty()) throw UserError("compile: no outputs requested");
   for (auto o : outputs)
     if (o >= graph.size()) throw UserError("compile: output %" + std::to_string(o) + " is not in the graph");
+  for (auto& s : state) {
+    if (s.input >= graph.size() || s.update >= graph.size() || graph.node(s.input).kind != ir::NodeKind::input)
+      throw UserError("compile: a state entry must pair a graph input with a node of the graph");
+    if (graph.node(s.input).type != graph.node(s.update).type)
+      throw UserError("compile: state '" + graph.node(s.input).name + "' is " + to_string(graph.node(s.input).type) +
+                      " but its update is " + to_string(graph.node(s.update).type));
+  }
   ir::verify(graph);
-  return Executable(std::make_unique<Executable::Impl>(graph, std::move(outputs)));
+  return Executable(std::make_unique<Executable::Impl>(graph, std::move(outputs), std::move(state)));
 }
 
 Executable compile(std::span<const ir::Value> outputs) {

@@ -20,13 +20,29 @@ using Bindings = std::map<std::string, Array, std::less<>>;
 
 struct MemoryPlan;
 
+// Persistent state (DESIGN invariant 5): a graph input whose value the executable owns,
+// and the node whose value replaces it after every run (e.g. a parameter and its
+// optimizer update, Adam's moments, a step counter).
+struct StateUpdate {
+  ir::NodeId input;
+  ir::NodeId update;
+};
+
 class Executable {
  public:
   Executable(Executable&&) noexcept;
   Executable& operator=(Executable&&) noexcept;
   ~Executable();
 
+  // Runs once: binds `inputs` (every non-state input the outputs need), reads the state,
+  // computes the outputs, then replaces each state value by its update.
   std::vector<Array> run(const Bindings& inputs) const;
+
+  // State access by input name; set_state checks the type. A state never set is an
+  // error at the first run that needs it.
+  void set_state(std::string_view name, Array value);
+  Array state(std::string_view name) const;  // a handle to the current value
+  std::vector<std::string> state_names() const;
 
   // Bytes of intermediate buffers live at the worst point of one run (buffers reused by
   // liveness; inputs, constants and returned outputs not counted).
@@ -36,14 +52,15 @@ class Executable {
   const std::vector<ir::NodeId>& outputs() const;
 
  private:
-  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>);
+  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>, std::vector<StateUpdate>);
   struct Impl;
   explicit Executable(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 // Verifies the graph, then plans it. The graph must outlive the Executable.
-Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs);
+Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs,
+                   std::vector<StateUpdate> state = {});
 Executable compile(std::span<const ir::Value> outputs);
 
 // One-shot convenience: compile and run.

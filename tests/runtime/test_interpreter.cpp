@@ -120,3 +120,41 @@ TEST(Interpreter, RunsRegions) {
 
 }  // namespace
 }  // namespace mg::rt
+
+namespace mg::rt {
+namespace {
+
+TEST(State, UpdatesPersistAcrossRuns) {
+  // acc' = acc + x; t' = t + 1; the output reads the old acc.
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {2}});
+  ir::Value acc = g.add_input("acc", Type{f64, {2}});
+  ir::Value t = g.add_input("t", Type{i64, {}});
+  ir::Value acc_next = ir::add(acc, x);
+  ir::Value t_next = ir::add(t, ir::full_like(t, 1));
+  ir::Value out = ir::scale(acc, 10.0);
+  Executable exe = compile(g, {out.id}, {{acc.id, acc_next.id}, {t.id, t_next.id}});
+  EXPECT_EQ(exe.state_names(), (std::vector<std::string>{"acc", "t"}));
+  EXPECT_THROW(exe.run({{"x", Array::from<double>({2}, {1, 2})}}), UserError);  // state never set
+  exe.set_state("acc", Array::zeros(Type{f64, {2}}));
+  exe.set_state("t", Array::scalar(i64, 0));
+  EXPECT_THROW(exe.set_state("t", Array::scalar(f64, 0)), UserError);  // wrong type
+  EXPECT_THROW(exe.set_state("nope", Array::scalar(f64, 0)), UserError);
+  for (int i = 0; i < 3; ++i) {
+    auto r = exe.run({{"x", Array::from<double>({2}, {1, 2})}});
+    EXPECT_DOUBLE_EQ(r[0].at(1), 10.0 * 2 * i);
+  }
+  EXPECT_DOUBLE_EQ(exe.state("acc").at(0), 3.0);
+  EXPECT_EQ(exe.state("t").at(0), 3.0);
+  EXPECT_THROW(exe.run({{"x", Array::from<double>({2}, {1, 2})}, {"t", Array::scalar(i64, 0)}}), UserError);
+}
+
+TEST(State, TypeOfUpdateMustMatch) {
+  ir::Graph g;
+  ir::Value s = g.add_input("s", Type{f64, {2}});
+  ir::Value bad = ir::reduce_sum(s, {0}, false);
+  EXPECT_THROW(compile(g, {bad.id}, {{s.id, bad.id}}), UserError);
+}
+
+}  // namespace
+}  // namespace mg::rt
