@@ -30,7 +30,17 @@ std::vector<Array> Executable::run(const std::vector<Feed>& feeds) const {
   rt::Bindings b;
   for (auto& f : feeds)
     if (!b.emplace(f.name, f.value).second) throw UserError("run: input '" + f.name + "' given twice");
+  for (auto& f : bound_) b.emplace(f.name, f.value);  // feeds win
   return impl_->run(b);
+}
+
+void Executable::bind(std::string name, Array value) {
+  for (auto& f : bound_)
+    if (f.name == name) {
+      f.value = std::move(value);
+      return;
+    }
+  bound_.emplace_back(std::move(name), std::move(value));
 }
 
 std::size_t Executable::peak_bytes() const { return impl_->peak_bytes(); }

@@ -42,6 +42,9 @@ class Executable {
   std::vector<Array> run(std::initializer_list<Feed> feeds) const;
   std::vector<Array> run(const std::vector<Feed>& feeds) const;
 
+  // Binds an input for every later run (e.g. trained weights); run's feeds override it.
+  void bind(std::string name, Array value);
+
   std::size_t peak_bytes() const;  // intermediate buffer bytes at the worst point
   std::size_t num_steps() const;   // op nodes executed per run
   std::string ir_text() const;     // the IR of what runs (outputs' cone only)
@@ -49,6 +52,7 @@ class Executable {
  private:
   std::shared_ptr<ir::Graph> graph_;  // keeps the graph alive
   std::vector<Tensor> outputs_;
+  std::vector<Feed> bound_;
   std::unique_ptr<rt::Executable> impl_;
 };
 

@@ -1,0 +1,76 @@
+// Module reflection: a user's model is a plain struct of layers adapted with
+// BOOST_HANA_ADAPT_STRUCT (or defined with BOOST_HANA_DEFINE_STRUCT); its parameters
+// and buffers are found by walking the members at compile time and named by their
+// dotted paths ("encoder.fc1.weight"), so no hand-written parameter list exists to
+// drift. Leaf layers expose theirs with `for_each_parameter(f)`.
+//
+//   struct MLP { nn::Linear fc1{784, 128}, fc2{128, 10};
+//                Tensor operator()(const Tensor& x) const { return fc2(relu(fc1(x))); } };
+//   BOOST_HANA_ADAPT_STRUCT(MLP, fc1, fc2);
+#pragma once
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/first.hpp>
+#include <boost/hana/second.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/core/to.hpp>
+
+#include "dsl/graph.hpp"
+#include "dsl/nn/parameter.hpp"
+
+namespace mg::nn {
+
+template <class M>
+concept LeafModule = requires(M& m) { m.for_each_parameter([](const std::string&, Parameter&) {}); };
+template <class M>
+concept ReflectedModule = boost::hana::Struct<M>::value;
+
+// Calls f(dotted_name, Parameter&) for every parameter and buffer of `m`, in member order.
+template <class M, class F>
+void for_each_parameter(M& m, F&& f, const std::string& prefix = "") {
+  namespace hana = boost::hana;
+  if constexpr (LeafModule<M>) {
+    m.for_each_parameter([&](const std::string& name, Parameter& p) { f(prefix + name, p); });
+  } else if constexpr (ReflectedModule<M>) {
+    hana::for_each(hana::accessors<M>(), [&](auto pair) {
+      std::string member = hana::to<const char*>(hana::first(pair));
+      for_each_parameter(hana::second(pair)(m), f, prefix + member + ".");
+    });
+  } else {
+    static_assert(sizeof(M) == 0, "not a module: adapt it with BOOST_HANA_ADAPT_STRUCT or give it for_each_parameter");
+  }
+}
+
+// Binds every parameter of `m` to a new input of `g` named by its dotted path and draws
+// its initial value from `seed` (keyed by name). After this, calling the model builds IR.
+template <class M>
+void bind(M& m, Graph& g, std::uint64_t seed = 0) {
+  for_each_parameter(m, [&](const std::string& name, Parameter& p) {
+    p.name = name;
+    p.tensor = g.input(name, p.dtype, p.shape);
+    p.value = p.init(Type{p.dtype, p.shape}, hash_name(seed, name));
+    p.update = Tensor();
+  });
+}
+
+template <class M>
+std::vector<Parameter*> parameters(M& m, bool include_buffers = false) {
+  std::vector<Parameter*> out;
+  for_each_parameter(m, [&](const std::string&, Parameter& p) {
+    if (p.trainable || include_buffers) out.push_back(&p);
+  });
+  return out;
+}
+
+template <class M>
+std::int64_t count_parameters(M& m) {
+  std::int64_t n = 0;
+  for (Parameter* p : parameters(m)) n += numel(p->shape);
+  return n;
+}
+
+}  // namespace mg::nn

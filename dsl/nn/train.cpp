@@ -1,0 +1,112 @@
+// The one-graph training step; see train.hpp.
+#include "dsl/nn/train.hpp"
+
+#include "dsl/autodiff.hpp"
+#include "dsl/expr.hpp"
+#include "dsl/functions.hpp"
+#include "dsl/tensor_methods.hpp"
+#include "ir/errors.hpp"
+#include "ir/printer.hpp"
+#include "runtime/interpreter.hpp"
+
+namespace mg::nn {
+
+TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> params, UpdateRule rule, double base_lr,
+                     TrainOptions options)
+    : graph_(g.shared()), params_(std::move(params)), base_lr_(base_lr), options_(std::move(options)) {
+  if (!loss.valid() || loss.rank() != 0 || !is_float(loss.dtype()))
+    throw UserError("compile_train: the loss must be a float scalar", ambient_loc());
+  std::vector<Tensor> trainable;
+  for (Parameter* p : params_) {
+    if (!p->tensor.valid() || &p->tensor.graph() != graph_.get())
+      throw UserError("compile_train: parameter '" + p->name + "' is not bound to this graph (nn::bind)");
+    if (p->trainable) trainable.push_back(p->tensor);
+  }
+  if (trainable.empty()) throw UserError("compile_train: the model has no trainable parameters");
+
+  Tensor lr = g.input("optim.lr", f64, {});
+  Tensor step = g.input("optim.step", f64, {});
+  Tensor step_next = Tensor(step + 1.0);
+  OptimContext ctx(g, lr, step_next);
+
+  std::vector<Tensor> grads = grad(loss, trainable);
+  if (options_.clip_grad_norm) {  // torch.nn.utils.clip_grad_norm_
+    Tensor total;
+    for (auto& gr : grads) {
+      Tensor s = cast(square(gr).sum(), f64);
+      total = total.valid() ? Tensor(total + s) : s;
+    }
+    Tensor coef = Tensor(minimum(*options_.clip_grad_norm / (sqrt(total) + 1e-6), 1.0));
+    for (auto& gr : grads) gr = Tensor(gr * cast(coef, gr.dtype()));
+  }
+
+  std::vector<rt::StateUpdate> state;
+  std::vector<std::pair<std::string, Array>> initial;
+  std::size_t k = 0;
+  for (Parameter* p : params_) {
+    Tensor next = p->trainable ? rule(ctx, *p, grads[k++]) : (p->update.valid() ? p->update : p->tensor);
+    if (next.type() != p->tensor.type())
+      throw UserError("compile_train: the update of '" + p->name + "' has type " + to_string(next.type()));
+    state.push_back({p->tensor.value().id, next.value().id});
+    initial.emplace_back(p->name, p->value);
+  }
+  for (auto& slot : ctx.slots()) {
+    if (!slot.next.valid()) throw UserError("optimizer state '" + slot.name + "' has no update (a bug in the rule)");
+    state.push_back({slot.input.value().id, slot.next.value().id});
+    initial.emplace_back(slot.name, slot.initial);
+  }
+  state.push_back({step.value().id, step_next.value().id});
+  initial.emplace_back("optim.step", Array::scalar(f64, 0));
+
+  std::vector<ir::NodeId> outputs{loss.value().id};
+  for (auto& t : options_.extra_outputs) outputs.push_back(t.value().id);
+  roots_ = outputs;
+  for (auto& s : state) roots_.push_back(s.update);
+  exe_ = std::make_unique<rt::Executable>(rt::compile(*graph_, outputs, state));
+  for (auto& [name, value] : initial) exe_->set_state(name, value);
+}
+
+TrainStep::TrainStep(TrainStep&&) noexcept = default;
+TrainStep::~TrainStep() = default;
+
+double TrainStep::current_lr() const { return options_.schedule(base_lr_, steps_); }
+
+std::vector<Array> TrainStep::run_all(const std::vector<Feed>& batch) {
+  rt::Bindings b;
+  for (auto& f : batch)
+    if (!b.emplace(f.name, f.value).second) throw UserError("run: input '" + f.name + "' given twice");
+  b["optim.lr"] = Array::scalar(f64, current_lr());
+  auto out = exe_->run(b);
+  ++steps_;
+  sync_model();
+  return out;
+}
+
+double TrainStep::run(const std::vector<Feed>& batch) { return run_all(batch)[0].at(0); }
+
+void TrainStep::sync_model() {
+  for (Parameter* p : params_) p->value = exe_->state(p->name);
+}
+
+std::map<std::string, Array> TrainStep::parameters() const {
+  std::map<std::string, Array> out;
+  for (Parameter* p : params_) out[p->name] = exe_->state(p->name);
+  return out;
+}
+
+void TrainStep::load_parameters(const std::map<std::string, Array>& values) {
+  for (auto& [name, value] : values) exe_->set_state(name, value);
+  sync_model();
+}
+
+const rt::Executable& TrainStep::executable() const { return *exe_; }
+
+std::string TrainStep::ir_text() const { return ir::to_text(*graph_, roots_); }
+
+Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params) {
+  Executable exe = compile(g, std::move(outputs));
+  for (Parameter* p : params) exe.bind(p->name, p->value);
+  return exe;
+}
+
+}  // namespace mg::nn

@@ -1,0 +1,75 @@
+// compile_train: ONE graph for a whole training step (DESIGN invariant 5) — the forward
+// pass already in the graph, the grad pass, optional global-norm clipping, and the
+// optimizer's update — compiled once; parameters and optimizer state are persistent
+// state of the executable, read and replaced by every run.
+//
+//   auto step = nn::compile_train(g, loss, model, nn::Adam{.lr = 1e-3});
+//   for (auto& batch : loader) double l = step.run({{"x", batch.x}, {"y", batch.y}});
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/compile.hpp"
+#include "dsl/nn/module.hpp"
+#include "dsl/nn/optim.hpp"
+
+namespace mg::rt { class Executable; }
+
+namespace mg::nn {
+
+struct TrainOptions {
+  std::optional<double> clip_grad_norm;  // max global L2 norm of all gradients
+  Schedule schedule = constant_lr();
+  std::vector<Tensor> extra_outputs;     // also returned by run_all (e.g. logits)
+};
+
+// Builds the update for one parameter given its gradient.
+using UpdateRule = std::function<Tensor(OptimContext&, const Parameter&, Tensor grad)>;
+
+class TrainStep {
+ public:
+  TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> params, UpdateRule rule, double base_lr,
+            TrainOptions options);
+  TrainStep(TrainStep&&) noexcept;
+  ~TrainStep();
+
+  double run(const std::vector<Feed>& batch);                    // returns the loss
+  std::vector<Array> run_all(const std::vector<Feed>& batch);    // loss, then extra outputs
+  std::int64_t steps_done() const { return steps_; }
+  double current_lr() const;
+
+  // Current parameter values by dotted name (also written back to the model's Parameters).
+  std::map<std::string, Array> parameters() const;
+  void load_parameters(const std::map<std::string, Array>& values);  // type-checked
+  const rt::Executable& executable() const;
+  std::string ir_text() const;  // the whole step: forward, backward and updates
+
+ private:
+  void sync_model();
+  std::shared_ptr<ir::Graph> graph_;
+  std::vector<Parameter*> params_;
+  std::unique_ptr<rt::Executable> exe_;
+  std::vector<ir::NodeId> roots_;  // outputs and state updates: what one step computes
+  double base_lr_;
+  TrainOptions options_;
+  std::int64_t steps_ = 0;
+};
+
+template <class M, class Opt>
+TrainStep compile_train(Graph& g, const Tensor& loss, M& model, Opt opt, TrainOptions options = {}) {
+  return TrainStep(g, loss, parameters(model, /*include_buffers=*/true),
+                   [opt](OptimContext& c, const Parameter& p, Tensor grad) { return opt.update(c, p, grad); },
+                   opt.lr, std::move(options));
+}
+
+// An executable for inference with the parameters' current values bound as inputs.
+Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params);
+template <class M>
+Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, M& model) {
+  return compile_with_parameters(g, std::move(outputs), parameters(model, /*include_buffers=*/true));
+}
+
+}  // namespace mg::nn

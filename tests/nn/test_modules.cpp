@@ -1,0 +1,211 @@
+// nn modules: parameter reflection with Hana (dotted names), PyTorch-style default
+// initialisation, layer forward values, and losses (known values + gradient checks).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <minigrad/minigrad.hpp>
+#include <minigrad/nn.hpp>
+
+#include "tests/ops/gradcheck.hpp"
+
+namespace mg {
+
+struct Block {
+  nn::Linear fc1{4, 3}, fc2{3, 2, /*bias=*/false};
+  Tensor operator()(const Tensor& x) const { return fc2(relu(fc1(x))); }
+};
+struct Net {
+  Block encoder;
+  nn::Sequential<nn::Linear, nn::ReLU, nn::Linear> head{nn::Linear(2, 5), nn::ReLU{}, nn::Linear(5, 1)};
+  nn::LayerNorm norm{{4}};
+};
+struct FcLn {
+  nn::Linear fc{2, 2, true, f64};
+  nn::LayerNorm ln{{2}, 1e-5, true, f64};
+};
+
+}  // namespace mg
+
+BOOST_HANA_ADAPT_STRUCT(mg::Block, fc1, fc2);
+BOOST_HANA_ADAPT_STRUCT(mg::Net, encoder, head, norm);
+BOOST_HANA_ADAPT_STRUCT(mg::FcLn, fc, ln);
+
+namespace mg {
+namespace {
+
+Array vec(Shape s, std::vector<double> v) { return Array::from_vector(std::move(s), v); }
+
+TEST(Modules, ParametersAreNamedByReflection) {
+  Net net;
+  std::vector<std::string> names;
+  nn::for_each_parameter(net, [&](const std::string& n, nn::Parameter&) { names.push_back(n); });
+  EXPECT_EQ(names, (std::vector<std::string>{"encoder.fc1.weight", "encoder.fc1.bias", "encoder.fc2.weight",
+                                             "head.0.weight", "head.0.bias", "head.2.weight", "head.2.bias",
+                                             "norm.weight", "norm.bias"}));
+  EXPECT_EQ(nn::count_parameters(net), 4 * 3 + 3 + 3 * 2 + 2 * 5 + 5 + 5 + 1 + 4 + 4);
+}
+
+TEST(Modules, BindCreatesNamedInputsWithSeededInit) {
+  Net a, b, c;
+  Graph ga, gb, gc;
+  nn::bind(a, ga, 7);
+  nn::bind(b, gb, 7);
+  nn::bind(c, gc, 8);
+  EXPECT_TRUE(ga.ir().input("encoder.fc1.weight").valid());
+  EXPECT_EQ(a.encoder.fc1.weight.tensor.shape(), (Shape{3, 4}));  // PyTorch layout [out, in]
+  auto va = a.encoder.fc1.weight.value.to_doubles(), vb = b.encoder.fc1.weight.value.to_doubles();
+  auto vc = c.encoder.fc1.weight.value.to_doubles();
+  EXPECT_EQ(va, vb);
+  EXPECT_NE(va, vc);
+  const double bound = 1.0 / std::sqrt(4.0);  // U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+  for (double v : va) EXPECT_LE(std::fabs(v), bound);
+  EXPECT_EQ(a.norm.weight.value.to_doubles(), (std::vector<double>{1, 1, 1, 1}));
+}
+
+TEST(Modules, LinearAndLayerNormForward) {
+  FcLn m;
+  Graph g;
+  nn::bind(m, g);
+  m.fc.weight.value = vec({2, 2}, {1, 2, 3, 4});
+  m.fc.bias.value = vec({2}, {0.5, -0.5});
+  Tensor x = g.input("x", f64, {1, 2});
+  Tensor y = m.fc(x);
+  Tensor z = m.ln(y);
+  Executable exe = nn::compile_with_parameters(g, {y, z}, m);
+  auto out = exe.run({{"x", vec({1, 2}, {1, 1})}});
+  EXPECT_DOUBLE_EQ(out[0].at(0), 3.5);  // 1+2+0.5
+  EXPECT_DOUBLE_EQ(out[0].at(1), 6.5);  // 3+4-0.5
+  const double s = std::sqrt(2.25 + 1e-5);
+  EXPECT_NEAR(out[1].at(0), -1.5 / s, 1e-12);
+  EXPECT_NEAR(out[1].at(1), 1.5 / s, 1e-12);
+}
+
+TEST(Modules, UnboundModuleIsAClearError) {
+  nn::Linear fc(2, 2);
+  Graph g;
+  Tensor x = g.input("x", f32, {1, 2});
+  EXPECT_THROW(fc(x), UserError);
+}
+
+// ---- losses ----
+
+TEST(Losses, CrossEntropyMatchesItsDefinition) {
+  Graph g;
+  Tensor logits = g.input("logits", f64, {3, 4});
+  Tensor target = g.input("target", i64, {3});
+  Tensor mean = nn::cross_entropy(logits, target);
+  Tensor smooth = nn::cross_entropy(logits, target, {.label_smoothing = 0.1});
+  Tensor ignore = nn::cross_entropy(logits, target, {.ignore_index = 2});
+  Tensor sum = nn::cross_entropy(logits, target, {.reduction = nn::Reduction::sum});
+  std::vector<double> L = {1, 2, 3, 4, -1, 0, 1, 0.5, 2, 2, -2, 0};
+  std::vector<std::int64_t> T = {3, 0, 2};
+  auto out = compile(g, {mean, smooth, ignore, sum})
+                 .run({{"logits", vec({3, 4}, L)}, {"target", Array::from_vector<std::int64_t>({3}, T)}});
+  double total = 0, total_smooth = 0, kept = 0;
+  for (int i = 0; i < 3; ++i) {
+    double m = -1e300, z = 0;
+    for (int c2 = 0; c2 < 4; ++c2) m = std::max(m, L[i * 4 + c2]);
+    for (int c2 = 0; c2 < 4; ++c2) z += std::exp(L[i * 4 + c2] - m);
+    double lse = m + std::log(z), nll = lse - L[i * 4 + T[i]], uniform = 0;
+    for (int c2 = 0; c2 < 4; ++c2) uniform += (lse - L[i * 4 + c2]) / 4;
+    total += nll;
+    total_smooth += 0.9 * nll + 0.1 * uniform;
+    if (T[i] != 2) kept += nll;
+  }
+  EXPECT_NEAR(out[0].at(0), total / 3, 1e-12);
+  EXPECT_NEAR(out[1].at(0), total_smooth / 3, 1e-12);
+  EXPECT_NEAR(out[2].at(0), kept / 2, 1e-12);  // mean over the non-ignored targets
+  EXPECT_NEAR(out[3].at(0), total, 1e-12);
+}
+
+TEST(Losses, RegressionLossesMatchTheirDefinitions) {
+  Graph g;
+  Tensor a = g.input("a", f64, {4});
+  Tensor b = g.input("b", f64, {4});
+  Tensor var = g.input("var", f64, {4});
+  std::vector<Tensor> losses = {nn::mse_loss(a, b), nn::l1_loss(a, b, nn::Reduction::sum), nn::huber_loss(a, b, 1.0),
+                                nn::smooth_l1_loss(a, b, 0.5), nn::gaussian_nll_loss(a, b, var, true)};
+  std::vector<double> A = {0.1, 2.0, -1.0, 0.5}, B = {0.0, 0.0, 0.5, 0.5}, V = {1.0, 0.5, 2.0, 1e-9};
+  auto out = compile(g, losses).run({{"a", vec({4}, A)}, {"b", vec({4}, B)}, {"var", vec({4}, V)}});
+  double mse = 0, l1 = 0, huber = 0, sl1 = 0, gnll = 0;
+  for (int i = 0; i < 4; ++i) {
+    double d = std::fabs(A[i] - B[i]), v = std::max(V[i], 1e-6);
+    mse += d * d / 4;
+    l1 += d;
+    huber += (d <= 1 ? 0.5 * d * d : d - 0.5) / 4;
+    sl1 += (d < 0.5 ? 0.5 * d * d / 0.5 : d - 0.25) / 4;
+    gnll += 0.5 * (std::log(v) + d * d / v + std::log(2 * M_PI)) / 4;
+  }
+  EXPECT_NEAR(out[0].at(0), mse, 1e-12);
+  EXPECT_NEAR(out[1].at(0), l1, 1e-12);
+  EXPECT_NEAR(out[2].at(0), huber, 1e-12);
+  EXPECT_NEAR(out[3].at(0), sl1, 1e-12);
+  EXPECT_NEAR(out[4].at(0), gnll, 1e-9);
+}
+
+TEST(Losses, BinaryCrossEntropyBothForms) {
+  Graph g;
+  Tensor x = g.input("x", f64, {3});
+  Tensor y = g.input("y", f64, {3});
+  Tensor with_logits = nn::binary_cross_entropy_with_logits(x, y);
+  Tensor probs = nn::binary_cross_entropy(sigmoid(x), y);
+  // x = 30 exercises the stable form; on probabilities 1 - sigmoid(30) has lost its
+  // digits, so that form is compared on a second, moderate input only.
+  auto out = compile(g, {with_logits, probs}).run({{"x", vec({3}, {-2, 0.5, 30})}, {"y", vec({3}, {0, 1, 0.25})}});
+  auto out2 = compile(g, {with_logits, probs}).run({{"x", vec({3}, {-2, 0.5, 3})}, {"y", vec({3}, {0, 1, 0.25})}});
+  auto want = [](double x3) {
+    double w = 0;
+    for (auto [xi, yi] : {std::pair{-2.0, 0.0}, {0.5, 1.0}, {x3, 0.25}}) {
+      double log_p = -std::log1p(std::exp(-xi)), log_1mp = -xi - std::log1p(std::exp(-xi));
+      w += -(yi * log_p + (1 - yi) * log_1mp) / 3;
+    }
+    return w;
+  };
+  EXPECT_NEAR(out[0].at(0), want(30), 1e-12);
+  EXPECT_NEAR(out2[0].at(0), want(3), 1e-12);
+  EXPECT_NEAR(out2[1].at(0), want(3), 1e-12);
+}
+
+TEST(Losses, GradientsMatchFiniteDifferences) {
+  using Build = std::function<Tensor(const Tensor&, const Tensor&)>;
+  std::vector<std::pair<const char*, Build>> cases = {
+      {"mse", [](const Tensor& a, const Tensor& b) { return nn::mse_loss(a, b); }},
+      {"l1", [](const Tensor& a, const Tensor& b) { return nn::l1_loss(a, b); }},
+      {"huber", [](const Tensor& a, const Tensor& b) { return nn::huber_loss(a, b, 0.7); }},
+      {"smooth_l1", [](const Tensor& a, const Tensor& b) { return nn::smooth_l1_loss(a, b, 0.7); }},
+      {"bce_logits", [](const Tensor& a, const Tensor& b) { return nn::binary_cross_entropy_with_logits(a, sigmoid(b)); }},
+      {"bce", [](const Tensor& a, const Tensor& b) { return nn::binary_cross_entropy(sigmoid(a), sigmoid(b)); }},
+      {"gaussian_nll", [](const Tensor& a, const Tensor& b) { return nn::gaussian_nll_loss(a, b, exp(b) + 0.1); }},
+  };
+  for (auto& [name, build] : cases) {
+    Graph g;
+    Tensor a = g.input("a", f64, {2, 3});
+    Tensor b = g.input("b", f64, {2, 3});
+    Tensor loss = build(a, b);
+    std::vector<ir::Value> inputs{a.value(), b.value()};
+    std::vector<Array> values{testing::sample(a.type(), ir::Domain::any, 5), testing::sample(b.type(), ir::Domain::any, 6)};
+    auto r = testing::check_gradients(loss.value(), inputs, values, 2, 1e-6, 9);
+    EXPECT_TRUE(r.ok) << name << ":\n" << r.report;
+  }
+  Graph g;
+  Tensor logits = g.input("logits", f64, {3, 5});
+  Tensor target = g.input("target", i64, {3});
+  Tensor loss = nn::cross_entropy(logits, target, {.label_smoothing = 0.2, .ignore_index = 4});
+  std::vector<ir::Value> inputs{logits.value(), target.value()};
+  std::vector<Array> values{testing::sample(logits.type(), ir::Domain::any, 3),
+                            Array::from<std::int64_t>({3}, {1, 4, 0})};
+  auto r = testing::check_gradients(loss.value(), inputs, values, 2, 1e-6, 10);
+  EXPECT_TRUE(r.ok) << "cross_entropy:\n" << r.report;
+}
+
+TEST(Losses, ShapeErrorsNameTheLoss) {
+  Graph g;
+  Tensor logits = g.input("logits", f32, {3, 4});
+  Tensor bad = g.input("bad", f32, {3});
+  EXPECT_THROW(nn::cross_entropy(logits, bad), ShapeError);
+  EXPECT_THROW(nn::mse_loss(logits, bad), ShapeError);
+}
+
+}  // namespace
+}  // namespace mg
