@@ -48,10 +48,10 @@ void for_each_parameter(M& m, F&& f, const std::string& prefix = "") {
 // Binds every parameter of `m` to a new input of `g` named by its dotted path and draws
 // its initial value from `seed` (keyed by name). After this, calling the model builds IR.
 template <class M>
-void bind(M& m, Graph& g, std::uint64_t seed = 0) {
+void bind(M& m, Graph& g, std::uint64_t seed = 0, Loc loc = Loc::current()) {
   for_each_parameter(m, [&](const std::string& name, Parameter& p) {
     p.name = name;
-    p.tensor = g.input(name, p.dtype, p.shape);
+    p.tensor = g.input(name, p.dtype, p.shape, loc);  // parameters point at the user's bind line
     p.value = p.init(Type{p.dtype, p.shape}, hash_name(seed, name));
     p.update = Tensor();
   });
