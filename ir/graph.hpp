@@ -50,6 +50,9 @@ class Graph {
   const std::vector<NodeId>& inputs() const { return inputs_; }
   Value input(std::string_view name);  // invalid Value if absent
   std::vector<NodeId> outputs;          // results, for region bodies and parsed graphs
+  // Names of `outputs`, parallel to it; an entry may be empty or missing (unnamed). The
+  // printer prints a unique name for each top-level result; tools name output files by it.
+  std::vector<std::string> output_names;
 
   // Nodes created while a RoleScope is active get that role (the grad pass uses it).
   Role current_role = Role::forward;

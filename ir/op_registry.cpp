@@ -60,6 +60,7 @@ void register_all_ops() {
   register_linalg_ops();
   register_index_ops();
   register_creation_ops();
+  register_nn_ops();
 }
 
 }  // namespace mg::ir

@@ -9,6 +9,8 @@ packages=(
   meson ninja-build pkg-config g++
   libxtensor-dev libxsimd-dev libopenblas-dev libboost-dev
   libz3-dev libgraphviz-dev libgtest-dev nlohmann-json3-dev
+  libboost-program-options-dev python3-numpy
+  zlib1g-dev dataset-fashion-mnist
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -24,6 +24,10 @@ Init normal_init(double mean, double std);
 std::uint64_t hash_name(std::uint64_t seed, const std::string& name);
 
 struct Parameter {
+  Parameter() = default;
+  Parameter(Shape s, DType dt, Init in, bool train = true)
+      : shape(std::move(s)), dtype(dt), init(std::move(in)), trainable(train) {}
+
   Shape shape;
   DType dtype = f32;
   Init init;

@@ -21,9 +21,9 @@ namespace mg::rt { class Executable; }
 namespace mg::nn {
 
 struct TrainOptions {
-  std::optional<double> clip_grad_norm;  // max global L2 norm of all gradients
+  std::optional<double> clip_grad_norm = std::nullopt;  // max global L2 norm of all gradients
   Schedule schedule = constant_lr();
-  std::vector<Tensor> extra_outputs;     // also returned by run_all (e.g. logits)
+  std::vector<Tensor> extra_outputs = {};  // also returned by run_all (e.g. logits)
 };
 
 // Builds the update for one parameter given its gradient.
@@ -46,6 +46,7 @@ class TrainStep {
   void load_parameters(const std::map<std::string, Array>& values);  // type-checked
   const rt::Executable& executable() const;
   std::string ir_text() const;  // the whole step: forward, backward and updates
+  const std::vector<ir::NodeId>& roots() const { return roots_; }  // what one step computes
 
  private:
   void sync_model();

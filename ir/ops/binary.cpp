@@ -101,7 +101,21 @@ void register_binary_ops() {
              Domain::nonzero);
 
   def_binary("pow", "a ^ b (C pow: nan for a < 0 with non-integer b)", Dtypes::floats,
-             same_dtype<2>([](auto a, auto b) { return xt::pow(a, b); }),
+             [](const KernelArgs& k) {  // std::pow: xsimd's exp(b log a) is inexact and has 0^0 = 0
+               visit_dtype(k.out.dtype(), [&](auto tag) {
+                 using T = typename decltype(tag)::type;
+                 if constexpr (std::is_floating_point_v<T>) {
+                   const std::int64_t n = k.out.numel();
+                   const T* x = k.in[0]->data<T>();
+                   const T* y = k.in[1]->data<T>();
+                   T* o = k.out.data<T>();
+#pragma omp parallel for if (n >= kernels::kParallelMin)
+                   for (std::int64_t i = 0; i < n; ++i) o[i] = std::pow(x[i], y[i]);
+                 } else {
+                   MG_ASSERT(false, "kernel: unsupported dtype for pow");
+                 }
+               });
+             },
              [](const VjpArgs& a) {  // b a^(b-1), a^b log a
                Value x = a.in[0], y = a.in[1];
                Value ga = mul(a.cotangent, mul(y, pow(x, add_scalar(y, -1.0))));
@@ -110,10 +124,11 @@ void register_binary_ops() {
              },
              Domain::positive);
 
+  // NaN tests use xt::equal: xsimd 8's `!=` on batches is ordered (nan != nan is false).
   def_binary("maximum", "elementwise max; nan if either is nan; ties split the gradient",
              Dtypes::numeric,
              same_dtype<2, true>([](auto a, auto b) {
-               return xt::where(a != a, a, xt::where(b != b, b, xt::where(a > b, a, b)));
+               return xt::where(xt::equal(a, a), xt::where(xt::equal(b, b), xt::where(a > b, a, b), b), a);
              }),
              [](const VjpArgs& a) { return minmax_vjp(a, "gt"); })
       .traits.commutative = true;
@@ -121,7 +136,7 @@ void register_binary_ops() {
   def_binary("minimum", "elementwise min; nan if either is nan; ties split the gradient",
              Dtypes::numeric,
              same_dtype<2, true>([](auto a, auto b) {
-               return xt::where(a != a, a, xt::where(b != b, b, xt::where(a < b, a, b)));
+               return xt::where(xt::equal(a, a), xt::where(xt::equal(b, b), xt::where(a < b, a, b), b), a);
              }),
              [](const VjpArgs& a) { return minmax_vjp(a, "lt"); })
       .traits.commutative = true;

@@ -10,4 +10,5 @@ void register_shape_ops();     // ir/ops/shape.cpp
 void register_linalg_ops();    // ir/ops/linalg.cpp (matmul)
 void register_index_ops();     // ir/ops/index.cpp (gather, index_select, one_hot, cumsum)
 void register_creation_ops();  // ir/ops/creation.cpp (full, arange, eye, random, cast)
+void register_nn_ops();        // ir/ops/nn.cpp (conv2d, max/avg pooling and their adjoints)
 }  // namespace mg::ir

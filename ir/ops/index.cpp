@@ -291,6 +291,14 @@ void cumsum_kernel(const KernelArgs& k) {
     const T* s = x.data<T>();
     T* out = k.out.data<T>();
     if (n == 0) return;
+    if (inner == 1) {  // scan along the contiguous last axis: one running sum per row
+#pragma omp parallel for schedule(static) if (outer * n >= kParallelMin && outer > 1)
+      for (std::int64_t o = 0; o < outer; ++o) {
+        T acc{};
+        for (std::int64_t j = 0; j < n; ++j) out[o * n + j] = acc = plus(acc, s[o * n + j]);
+      }
+      return;
+    }
     for_blocks(outer, inner, [&](std::int64_t o, std::int64_t i0, std::int64_t i1) {
       const std::int64_t b = o * n * inner;
       for (std::int64_t i = i0; i < i1; ++i) out[b + i] = s[b + i];

@@ -92,7 +92,8 @@ struct ExpMap {
   static void apply(double* v, std::int64_t n) {
     using B = xsimd::batch<double>;
     std::int64_t i = 0;
-    for (; i + static_cast<std::int64_t>(B::size) <= n; i += B::size) xsimd::exp(B::load_unaligned(v + i)).store_unaligned(v + i);
+    for (; i + static_cast<std::int64_t>(B::size) <= n; i += B::size)
+      xsimd::exp(B::load_unaligned(v + i)).store_unaligned(v + i);
     for (; i < n; ++i) v[i] = std::exp(v[i]);
   }
 };

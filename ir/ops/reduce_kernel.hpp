@@ -188,10 +188,13 @@ A shifted(T x, A c) {
   else return static_cast<A>(x);
 }
 
+}  // namespace detail
+
 inline constexpr std::int64_t kMapBlock = 256;
 
-// Folds n contiguous elements into acc, in 8 independent lanes (vectorisable, and a
-// shorter dependency chain for sums). A mapped reducer maps blocks of values first.
+// Folds the n contiguous elements at p (each shifted by -c when Centered) into acc, in 8
+// independent lanes: vectorisable, and a shorter dependency chain for sums. A mapped
+// reducer maps blocks of values first.
 template <class R, bool Centered, class T>
 typename R::Acc fold_run(typename R::Acc acc, const T* p, std::int64_t n, typename R::Acc c) {
   using A = typename R::Acc;
@@ -199,7 +202,7 @@ typename R::Acc fold_run(typename R::Acc acc, const T* p, std::int64_t n, typena
     A buf[kMapBlock];
     for (std::int64_t i0 = 0; i0 < n; i0 += kMapBlock) {
       const std::int64_t len = std::min(kMapBlock, n - i0);
-      for (std::int64_t i = 0; i < len; ++i) buf[i] = shifted<Centered>(p[i0 + i], c);
+      for (std::int64_t i = 0; i < len; ++i) buf[i] = detail::shifted<Centered>(p[i0 + i], c);
       R::map(buf, len);
       acc = fold_run<SumOp<A>, false>(acc, buf, len, A(0));
     }
@@ -211,14 +214,12 @@ typename R::Acc fold_run(typename R::Acc acc, const T* p, std::int64_t n, typena
     A lane[kLanes];
     for (auto& l : lane) l = R::init();
     for (; i + kLanes <= n; i += kLanes)
-      for (int j = 0; j < kLanes; ++j) lane[j] = R::step(lane[j], shifted<Centered>(p[i + j], c));
+      for (int j = 0; j < kLanes; ++j) lane[j] = R::step(lane[j], detail::shifted<Centered>(p[i + j], c));
     for (auto l : lane) acc = R::combine(acc, l);
   }
-  for (; i < n; ++i) acc = R::step(acc, shifted<Centered>(p[i], c));
+  for (; i < n; ++i) acc = R::step(acc, detail::shifted<Centered>(p[i], c));
   return acc;
 }
-
-}  // namespace detail
 
 // out[j] = fin(fold of R over the reduced elements of output j, c_j) for every output j of
 // `v`. Centered: each element is first shifted by -c_j, c_j = center[j] (else c_j = 0).
@@ -246,7 +247,7 @@ void fold(const T* x, const ReduceView& v, const typename R::Acc* center, Out* o
       const A c = center_of(o);
       for (std::int64_t k = k0; k < k1;) {
         const std::int64_t r = k / v.run, l = k % v.run, len = std::min(v.run - l, k1 - k);
-        acc = detail::fold_run<R, Centered>(acc, base + v.rows[r] + l, len, c);
+        acc = fold_run<R, Centered>(acc, base + v.rows[r] + l, len, c);
         k += len;
       }
       return acc;
@@ -264,7 +265,8 @@ void fold(const T* x, const ReduceView& v, const typename R::Acc* center, Out* o
     }
     for (std::int64_t o = 0; o < n_out; ++o) {
       A acc = part[static_cast<std::size_t>(o * split)];
-      for (std::int64_t s = 1; s < split; ++s) acc = R::combine(acc, part[static_cast<std::size_t>(o * split + s)]);
+      for (std::int64_t s = 1; s < split; ++s)
+        acc = R::combine(acc, part[static_cast<std::size_t>(o * split + s)]);
       out[o] = fin(acc, center_of(o));
     }
     return;
@@ -290,7 +292,8 @@ void fold(const T* x, const ReduceView& v, const typename R::Acc* center, Out* o
         R::map(buf, len);
         for (std::int64_t i = 0; i < len; ++i) acc[i] = R::step(acc[i], buf[i]);
       } else {
-        for (std::int64_t i = 0; i < len; ++i) acc[i] = R::step(acc[i], detail::shifted<Centered>(p[i], c[i]));
+        for (std::int64_t i = 0; i < len; ++i)
+          acc[i] = R::step(acc[i], detail::shifted<Centered>(p[i], c[i]));
       }
     }
     for (std::int64_t i = 0; i < len; ++i) out[j0 + i] = fin(acc[i], c[i]);

@@ -84,11 +84,11 @@ void softmax_row(const T* x, T* out, std::int64_t len) {
   using kernels::adapt;
   using kernels::MaxOp;
   using kernels::SumOp;
-  const T m = kernels::detail::fold_run<MaxOp<T>, false>(MaxOp<T>::init(), x, len, T(0));
+  const T m = kernels::fold_run<MaxOp<T>, false>(MaxOp<T>::init(), x, len, T(0));
   auto xr = adapt(const_cast<T*>(x), len);
   auto o = adapt(out, len);
   xt::noalias(o) = xt::exp(xr - m);
-  const double s = kernels::detail::fold_run<SumOp<double>, false>(0.0, out, len, 0.0);
+  const double s = kernels::fold_run<SumOp<double>, false>(0.0, out, len, 0.0);
   if constexpr (Log) {
     xt::noalias(o) = (xr - m) - static_cast<T>(std::log(s));
   } else {
@@ -134,7 +134,7 @@ bool better(T v, T best) {
 template <bool Max, class T>
 std::int64_t arg_row(const T* p, std::int64_t n) {
   using R = std::conditional_t<Max, kernels::MaxOp<T>, kernels::MinOp<T>>;
-  const T m = kernels::detail::fold_run<R, false>(R::init(), p, n, T(0));
+  const T m = kernels::fold_run<R, false>(R::init(), p, n, T(0));
   for (std::int64_t i = 0; i < n; ++i)
     if (m != m ? p[i] != p[i] : p[i] == m) return i;
   return 0;

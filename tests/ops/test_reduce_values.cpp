@@ -10,6 +10,7 @@
 #include "ir/errors.hpp"
 #include "ir/graph.hpp"
 #include "ir/ops.hpp"
+#include "passes/grad.hpp"
 #include "runtime/interpreter.hpp"
 
 namespace mg {
@@ -66,6 +67,19 @@ Array var(const Array& x, I64List axes, std::int64_t correction, bool keepdim = 
   return apply("var", x, {{"axes", std::move(axes)}, {"keepdim", keepdim}, {"correction", correction}});
 }
 Array along(std::string_view op, const Array& x, std::int64_t axis) { return apply(op, x, {{"axis", axis}}); }
+
+// d sum(op(x)) / dx through the grad pass; `make` builds op(x).
+template <class F>
+Array grad_of_sum(const Array& x, F make) {
+  ir::Graph g;
+  Value v = g.add_input("x", x.type());
+  Value y = make(v);
+  I64List all;
+  for (int d = 0; d < y.rank(); ++d) all.push_back(d);
+  Value loss = ir::reduce_sum(y, all, false);
+  std::vector<Value> wrt{v};
+  return run(passes::grad(loss, wrt)[0], x);
+}
 
 // x = [[1,2,3],[4,5,6]]
 Array m23() { return f64s({2, 3}, {1, 2, 3, 4, 5, 6}); }
@@ -264,6 +278,34 @@ TEST(ReduceValues, SoftmaxWideAndMiddleAxes) {
       }
       EXPECT_NEAR(s, 1.0, 1e-12);
     }
+}
+
+TEST(ReduceValues, GradientsAtKnownPoints) {
+  // Tied extrema share the cotangent evenly (as PyTorch amax/amin).
+  Array x = f64s({2, 3}, {1, 3, 3, 2, 0, 2});
+  expect_array(grad_of_sum(x, [](Value v) { return ir::reduce("reduce_max", v, {1}, false); }), f64, {2, 3},
+               {0, 0.5, 0.5, 0.5, 0, 0.5});
+  expect_array(grad_of_sum(x, [](Value v) { return ir::reduce("reduce_min", v, {0, 1}, true); }), f64, {2, 3},
+               {0, 0, 0, 0, 1, 0});
+  auto prod = [](Value v) { return ir::reduce("reduce_prod", v, {0}, false); };
+  expect_array(grad_of_sum(f64s({3}, {2, 3, 4}), prod), f64, {3}, {12, 8, 6});
+  expect_array(grad_of_sum(x, [](Value v) { return ir::reduce("reduce_mean", v, {0}, false); }), f64, {2, 3},
+               {0.5, 0.5, 0.5, 0.5, 0.5, 0.5});
+  // d var / dx = 2 (x - mean) / (N - 1): mean 2.5, N - 1 = 3.
+  expect_array(grad_of_sum(f64s({4}, {1, 2, 3, 4}),
+                           [](Value v) { return ir::make_op("var", {v}, {{"axes", I64List{0}}}); }),
+               f64, {4}, {-1, -1.0 / 3, 1.0 / 3, 1});
+  // d logsumexp / dx = softmax(x), also at large magnitude.
+  expect_array(grad_of_sum(f64s({2, 2}, {1000, 1000, 0, std::log(3.0)}),
+                           [](Value v) { return ir::reduce("logsumexp", v, {1}, false); }),
+               f64, {2, 2}, {0.5, 0.5, 0.25, 0.75});
+  // The rows of softmax sum to 1, so sum(softmax(x)) has gradient 0; sum(log_softmax(x))
+  // has gradient 1 - n softmax(x).
+  auto softmax1 = [](Value v) { return ir::make_op("softmax", {v}, {{"axis", std::int64_t{1}}}); };
+  auto log_softmax1 = [](Value v) { return ir::make_op("log_softmax", {v}, {{"axis", std::int64_t{1}}}); };
+  Array z = f64s({1, 2}, {0, std::log(3.0)});
+  expect_array(grad_of_sum(z, softmax1), f64, {1, 2}, {0, 0});
+  expect_array(grad_of_sum(z, log_softmax1), f64, {1, 2}, {0.5, -0.5});
 }
 
 TEST(ReduceValues, ShapeRules) {

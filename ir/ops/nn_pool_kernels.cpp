@@ -1,0 +1,170 @@
+// Pooling kernels (NCHW, f32/f64), one (n, c) plane per OpenMP task. Windows are clipped
+// to the input; max pooling picks, as PyTorch's CPU kernel, the first maximum in row-major
+// window order (a NaN always wins), and its gradient / select kernels recompute that same
+// argmax, so forward, gradient and select agree on ties.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ir/errors.hpp"
+#include "ir/ops/nn_kernels.hpp"
+
+namespace mg::ir::nn {
+
+namespace {
+
+constexpr std::int64_t kParallelMin = 1 << 15;
+
+template <class F>
+void visit_float(const Node& node, DType t, F&& f) {
+  if (t == DType::f32) f(float{});
+  else if (t == DType::f64) f(double{});
+  else MG_ASSERT(false, node.op_name() + ": unsupported dtype " + std::string(name_of(t)));
+}
+
+// Output (i, j)'s window: rows [h0, h1), columns [w0, w1) of the input, clipped; hs/ws are
+// the unclipped starts (negative inside the padding).
+struct Window {
+  std::int64_t hs, ws, h0, h1, w0, w1;
+};
+Window window(const PoolGeom& g, std::int64_t i, std::int64_t j) {
+  const std::int64_t hs = i * g.sh - g.ph, ws = j * g.sw - g.pw;
+  return {hs, ws, std::max<std::int64_t>(hs, 0), std::min(hs + g.kh, g.H),
+          std::max<std::int64_t>(ws, 0), std::min(ws + g.kw, g.W)};
+}
+
+// Flat index (in the plane) of the window's first maximum; NaN wins.
+template <class T>
+std::int64_t argmax(const T* plane, const PoolGeom& g, const Window& w) {
+  std::int64_t best = w.h0 * g.W + w.w0;
+  T m = -std::numeric_limits<T>::infinity();
+  for (std::int64_t h = w.h0; h < w.h1; ++h)
+    for (std::int64_t c = w.w0; c < w.w1; ++c) {
+      const T v = plane[h * g.W + c];
+      if (v > m || std::isnan(v)) {
+        m = v;
+        best = h * g.W + c;
+      }
+    }
+  return best;
+}
+
+// Elements averaged over: PyTorch's pool_size (padding included, clipped to the padded
+// input) or only the real elements.
+std::int64_t divisor(const PoolGeom& g, const Window& w, bool include_pad) {
+  if (!include_pad) return (w.h1 - w.h0) * (w.w1 - w.w0);
+  return (std::min(w.hs + g.kh, g.H + g.ph) - w.hs) * (std::min(w.ws + g.kw, g.W + g.pw) - w.ws);
+}
+
+// f(plane index) for every (n, c) plane, in parallel when the work is large.
+template <class F>
+void for_planes(const PoolGeom& g, F f) {
+  const std::int64_t work = g.planes * g.Ho * g.Wo * g.kh * g.kw;
+#pragma omp parallel for schedule(static) if (work >= kParallelMin && g.planes > 1)
+  for (std::int64_t p = 0; p < g.planes; ++p) f(p);
+}
+
+}  // namespace
+
+PoolGeom pool_geom(const Shape& x, const Shape& y, const Attrs& attrs) {
+  const I64List& k = attrs.list("kernel_size");
+  const I64List& s = attrs.list("stride");
+  const I64List& p = attrs.list("padding");
+  return PoolGeom{x[0] * x[1], x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1]};
+}
+
+void max_pool2d_kernel(const KernelArgs& k) {
+  const PoolGeom g = pool_geom(k.in[0]->shape(), k.out.shape(), k.node.attrs);
+  visit_float(k.node, k.out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = k.in[0]->data<T>();
+    T* y = k.out.data<T>();
+    for_planes(g, [&](std::int64_t p) {
+      const T* plane = x + p * g.H * g.W;
+      T* out = y + p * g.Ho * g.Wo;
+      for (std::int64_t i = 0; i < g.Ho; ++i)
+        for (std::int64_t j = 0; j < g.Wo; ++j) out[i * g.Wo + j] = plane[argmax(plane, g, window(g, i, j))];
+    });
+  });
+}
+
+void max_pool2d_grad_kernel(const KernelArgs& k) {
+  const PoolGeom g = pool_geom(k.in[0]->shape(), k.in[1]->shape(), k.node.attrs);
+  visit_float(k.node, k.out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = k.in[0]->data<T>();
+    const T* dy = k.in[1]->data<T>();
+    T* dx = k.out.data<T>();
+    for_planes(g, [&](std::int64_t p) {
+      const T* plane = x + p * g.H * g.W;
+      const T* gp = dy + p * g.Ho * g.Wo;
+      T* out = dx + p * g.H * g.W;
+      std::fill(out, out + g.H * g.W, T(0));
+      for (std::int64_t i = 0; i < g.Ho; ++i)
+        for (std::int64_t j = 0; j < g.Wo; ++j) out[argmax(plane, g, window(g, i, j))] += gp[i * g.Wo + j];
+    });
+  });
+}
+
+void max_pool2d_select_kernel(const KernelArgs& k) {
+  const PoolGeom g = pool_geom(k.in[0]->shape(), k.out.shape(), k.node.attrs);
+  visit_float(k.node, k.out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = k.in[0]->data<T>();
+    const T* d = k.in[1]->data<T>();
+    T* y = k.out.data<T>();
+    for_planes(g, [&](std::int64_t p) {
+      const T* plane = x + p * g.H * g.W;
+      const T* dp = d + p * g.H * g.W;
+      T* out = y + p * g.Ho * g.Wo;
+      for (std::int64_t i = 0; i < g.Ho; ++i)
+        for (std::int64_t j = 0; j < g.Wo; ++j) out[i * g.Wo + j] = dp[argmax(plane, g, window(g, i, j))];
+    });
+  });
+}
+
+void avg_pool2d_kernel(const KernelArgs& k) {
+  const PoolGeom g = pool_geom(k.in[0]->shape(), k.out.shape(), k.node.attrs);
+  const bool include_pad = k.node.attrs.boolean("count_include_pad");
+  visit_float(k.node, k.out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = k.in[0]->data<T>();
+    T* y = k.out.data<T>();
+    for_planes(g, [&](std::int64_t p) {
+      const T* plane = x + p * g.H * g.W;
+      T* out = y + p * g.Ho * g.Wo;
+      for (std::int64_t i = 0; i < g.Ho; ++i)
+        for (std::int64_t j = 0; j < g.Wo; ++j) {
+          const Window w = window(g, i, j);
+          T sum = 0;
+          for (std::int64_t h = w.h0; h < w.h1; ++h)
+            for (std::int64_t c = w.w0; c < w.w1; ++c) sum += plane[h * g.W + c];
+          out[i * g.Wo + j] = sum / static_cast<T>(divisor(g, w, include_pad));
+        }
+    });
+  });
+}
+
+void avg_pool2d_grad_kernel(const KernelArgs& k) {
+  const PoolGeom g = pool_geom(k.out.shape(), k.in[0]->shape(), k.node.attrs);
+  const bool include_pad = k.node.attrs.boolean("count_include_pad");
+  visit_float(k.node, k.out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* dy = k.in[0]->data<T>();
+    T* dx = k.out.data<T>();
+    for_planes(g, [&](std::int64_t p) {
+      const T* gp = dy + p * g.Ho * g.Wo;
+      T* out = dx + p * g.H * g.W;
+      std::fill(out, out + g.H * g.W, T(0));
+      for (std::int64_t i = 0; i < g.Ho; ++i)
+        for (std::int64_t j = 0; j < g.Wo; ++j) {
+          const Window w = window(g, i, j);
+          const T v = gp[i * g.Wo + j] / static_cast<T>(divisor(g, w, include_pad));
+          for (std::int64_t h = w.h0; h < w.h1; ++h)
+            for (std::int64_t c = w.w0; c < w.w1; ++c) out[h * g.W + c] += v;
+        }
+    });
+  });
+}
+
+}  // namespace mg::ir::nn

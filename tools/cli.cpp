@@ -1,0 +1,133 @@
+// What subcommands share; see cli.hpp.
+#include "tools/cli.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "ir/errors.hpp"
+#include "ir/parser.hpp"
+#include "ir/verifier.hpp"
+#include "passes/grad.hpp"
+#include "runtime/io/npy.hpp"
+
+namespace mg::tools {
+
+bool parse_command_line(const Command& cmd, Args args, po::options_description options,
+                        const std::vector<std::string>& positional, std::size_t optional_from,
+                        po::variables_map& vm) {
+  options.add_options()("help,h", "show this help and exit");
+  po::options_description all;
+  all.add(options);
+  all.add_options()("operands", po::value<std::vector<std::string>>());
+  po::positional_options_description operands;
+  operands.add("operands", -1);
+  try {
+    // No abbreviated long options: `--co` must not silently mean --cotangent.
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(std::vector<std::string>(args.begin(), args.end()))
+                  .options(all)
+                  .positional(operands)
+                  .style(style)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    print_command_help(std::cout, cmd, &options);
+    return false;
+  }
+  std::vector<std::string> given;
+  if (vm.count("operands")) given = vm["operands"].as<std::vector<std::string>>();
+  const bool variadic = !positional.empty() && positional.back().ends_with("...");
+  if (given.size() < optional_from) throw UsageError("missing operand " + positional[given.size()]);
+  if (!variadic && given.size() > positional.size())
+    throw UsageError("unexpected operand '" + given[positional.size()] + "'");
+  for (std::size_t i = 0; i < positional.size(); ++i) {
+    if (variadic && i + 1 == positional.size()) {
+      std::vector<std::string> rest(given.begin() + static_cast<std::ptrdiff_t>(std::min(i, given.size())),
+                                    given.end());
+      vm.insert({positional[i], po::variable_value(boost::any(rest), false)});
+    } else if (i < given.size()) {
+      vm.insert({positional[i], po::variable_value(boost::any(given[i]), false)});
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<ir::Graph> load_graph(const std::string& path) {
+  std::unique_ptr<ir::Graph> g = ir::parse_file(path);
+  ir::verify(*g);
+  return g;
+}
+
+std::string output_name(const ir::Graph& g, std::size_t i) {
+  if (i < g.output_names.size() && !g.output_names[i].empty()) return g.output_names[i];
+  return "out" + std::to_string(i);
+}
+
+void check_file_name(const std::string& name, const std::string& what) {
+  bool ok = !name.empty() && name != "." && name != ".." && name.size() <= 200;
+  for (char c : name)
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                c == '.' || c == '-');
+  if (!ok)
+    throw UserError(what + " '" + name +
+                    "' cannot be used as a file name (allowed: letters, digits, '_', '.', '-')");
+}
+
+std::size_t append_input_gradients(ir::Graph& g, const Array* cotangent, const std::string& source) {
+  if (g.outputs.size() != 1)
+    throw UserError(source + ": gradients need a graph with exactly one output; it has " +
+                    std::to_string(g.outputs.size()));
+  const ir::Value out = g.value(g.outputs[0]);
+  const std::string out_name = output_name(g, 0);
+  if (!is_float(out.dtype()))
+    throw UserError(source + ": output '" + out_name + "' is " + to_string(out.type()) +
+                    ": only float outputs have gradients");
+  std::vector<ir::Value> wrt;
+  for (ir::NodeId id : g.inputs())
+    if (is_float(g.node(id).type.dtype)) wrt.push_back(g.value(id));
+
+  std::vector<ir::Value> grads;
+  if (cotangent != nullptr) {
+    if (cotangent->type() != out.type())
+      throw UserError("cotangent " + io::describe_npy(*cotangent) + " does not match output '" + out_name +
+                      "' of type " + to_string(out.type()));
+    ir::Value seed;
+    {
+      ir::RoleScope backward(g, ir::Role::adjoint);
+      seed = g.add_constant(*cotangent);
+    }
+    const std::vector<ir::Value> outs{out}, seeds{seed};
+    grads = passes::vjp(outs, seeds, wrt);
+  } else {
+    if (out.rank() != 0)
+      throw UserError(source + ": output '" + out_name + "' is " + to_string(out.type()) +
+                      ", not a scalar: give a cotangent of that type (--cotangent PATH.npy)");
+    grads = passes::grad(out, wrt);
+  }
+  g.output_names.resize(g.outputs.size());
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    g.outputs.push_back(grads[i].id);
+    g.output_names.push_back("grad_" + wrt[i].node().name);
+  }
+  return grads.size();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) throw UserError(path + ": cannot write (" + std::strerror(errno) + ")");
+  f << text;
+  f.close();
+  if (!f) throw UserError(path + ": write failed (" + std::strerror(errno) + ")");
+}
+
+}  // namespace mg::tools
