@@ -1,0 +1,105 @@
+// Shared driver of the Fashion-MNIST examples (04 MLP, 05 CNN): loads and normalises
+// the data, builds ONE training-step graph (forward + grad + Adam), trains with a
+// progress bar, evaluates on the test set, saves the weights as SafeTensors and writes
+// the training step's IR and DOT. The model decides only its input shape.
+#pragma once
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <minigrad/minigrad.hpp>
+#include <minigrad/nn.hpp>
+
+#include "examples/progress.hpp"
+#include "ir/dot.hpp"
+#include "runtime/io/batches.hpp"
+#include "runtime/io/idx.hpp"
+#include "runtime/io/safetensors.hpp"
+
+namespace mg::examples {
+
+struct FashionRecipe {
+  std::string name;         // output file stem, e.g. "mlp"
+  Shape sample_shape;       // {784} or {1, 28, 28}
+  std::int64_t batch = 128;
+  double lr = 1e-3;
+  int default_epochs = 10;
+};
+
+template <class Model>
+int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe& recipe) {
+  Args args(argc, argv, {{"epochs", std::to_string(recipe.default_epochs)}, {"seed", "0"},
+                         {"out", "out/" + recipe.name}, {"data", "/usr/share/datasets/fashion-mnist"},
+                         {"batches", "0"}});  // batches per epoch, 0: all (smoke tests use a few)
+  const int epochs = static_cast<int>(args.integer("epochs"));
+  const std::int64_t max_batches = args.integer("batches");
+  const auto seed = static_cast<std::uint64_t>(args.integer("seed"));
+  const std::filesystem::path out = args.str("out");
+  std::filesystem::create_directories(out);
+
+  io::FashionMnist data = io::load_fashion_mnist(args.str("data"));
+  io::Normalizer norm = io::fit_normalizer(data.train_images);  // training-set mean and std
+  auto shaped = [&](const Array& images) {
+    Shape s{images.shape()[0]};
+    s.insert(s.end(), recipe.sample_shape.begin(), recipe.sample_shape.end());
+    return norm.apply(images).reshaped(s);
+  };
+  Array train_x = shaped(data.train_images), test_x = shaped(data.test_images);
+
+  const std::int64_t eval_batch = 1000;
+  auto batch_shape = [&](std::int64_t n) {
+    Shape s{n};
+    s.insert(s.end(), recipe.sample_shape.begin(), recipe.sample_shape.end());
+    return s;
+  };
+  Graph g;
+  nn::bind(model, g, seed);
+  Tensor x = g.input("x", f32, batch_shape(recipe.batch));
+  Tensor y = g.input("y", i64, {recipe.batch});
+  Tensor loss = nn::cross_entropy(model(x), y);
+  auto step = nn::compile_train(g, loss, model, nn::Adam{.lr = recipe.lr});
+
+  Tensor xe = g.input("x_eval", f32, batch_shape(eval_batch));
+  Tensor ye = g.input("y_eval", i64, {eval_batch});
+  Tensor correct = cast(argmax(model(xe), 1) == ye, f32).sum();
+
+  std::ofstream(out / "train_step.mgir") << step.ir_text();
+  std::ofstream(out / "train_step.dot") << ir::to_dot(g.ir(), step.roots());
+
+  io::BatchLoader loader(train_x, data.train_labels,
+                         {.batch_size = recipe.batch, .shuffle = true, .drop_last = true, .seed = seed});
+  const auto t0 = std::chrono::steady_clock::now();
+  std::int64_t trained = 0;  // batches
+  for (int e = 0; e < epochs; ++e) {
+    const std::int64_t n = max_batches > 0 ? std::min(max_batches, loader.num_batches()) : loader.num_batches();
+    Progress bar("epoch " + std::to_string(e + 1) + "/" + std::to_string(epochs), n, recipe.batch);
+    double sum = 0;
+    auto ep = loader.epoch(e);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const io::Batch b = ep.batch(i);
+      sum += step.run({{"x", b.inputs}, {"y", b.targets}});
+      bar.tick(sum / static_cast<double>(i + 1));
+      ++trained;
+    }
+    bar.done();
+  }
+  const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  Executable eval = nn::compile_with_parameters(g, {correct}, model);
+  io::BatchLoader test(test_x, data.test_labels, {.batch_size = eval_batch, .shuffle = false});
+  double hits = 0;
+  for (const io::Batch& b : test.epoch(0)) hits += eval.run({{"x_eval", b.inputs}, {"y_eval", b.targets}})[0].at(0);
+  const double acc = hits / static_cast<double>(test.num_samples());
+
+  const std::string weights = (out / (recipe.name + ".safetensors")).string();
+  io::save_safetensors(weights, step.parameters(), {{"model", recipe.name}, {"epochs", std::to_string(epochs)}});
+  std::printf("test accuracy %.2f%%  (%d epochs, seed %llu, %.1f s training, %.0f samples/s)\n", 100 * acc, epochs,
+              static_cast<unsigned long long>(seed), train_s,
+              static_cast<double>(trained * recipe.batch) / train_s);
+  std::printf("wrote %s, %s/train_step.mgir, %s/train_step.dot\n", weights.c_str(), out.c_str(), out.c_str());
+  return 0;
+}
+
+}  // namespace mg::examples
