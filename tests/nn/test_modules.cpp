@@ -209,3 +209,50 @@ TEST(Losses, ShapeErrorsNameTheLoss) {
 
 }  // namespace
 }  // namespace mg
+
+namespace mg {
+namespace {
+
+TEST(ConvModules, Conv2DAddsBiasPerChannelAndPools) {
+  nn::Conv2D conv(1, 2, {2, 2}, {1, 1}, {0, 0}, {1, 1}, 1, true, f64);
+  Graph g;
+  nn::bind(conv, g);
+  conv.weight.value = Array::from<double>({2, 1, 2, 2}, {1, 0, 0, 1, 0, 0, 0, 0});  // trace, zero
+  conv.bias.value = Array::from<double>({2}, {0.5, -1});
+  Tensor x = g.input("x", f64, {1, 1, 3, 3});
+  Tensor y = conv(x);
+  Tensor p = nn::max_pool2d(y, {2, 2});
+  Tensor a = nn::avg_pool2d(y, {2, 2});
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 2, 2}));
+  EXPECT_EQ(p.shape(), (Shape{1, 2, 1, 1}));
+  Executable exe = nn::compile_with_parameters(g, {y, p, a}, conv);
+  auto out = exe.run({{"x", Array::from<double>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}});
+  EXPECT_EQ(out[0].to_doubles(), (std::vector<double>{6.5, 8.5, 12.5, 14.5, -1, -1, -1, -1}));
+  EXPECT_EQ(out[1].to_doubles(), (std::vector<double>{14.5, -1}));
+  EXPECT_EQ(out[2].to_doubles(), (std::vector<double>{10.5, -1}));
+}
+
+TEST(ConvModules, SmallCnnLossGradientsMatchFiniteDifferences) {
+  Graph g;
+  Tensor x = g.input("x", f64, {2, 2, 5, 5});
+  Tensor w = g.input("w", f64, {3, 2, 3, 3});
+  Tensor b = g.input("b", f64, {3});
+  Tensor h = relu(nn::conv2d(x, w, {2, 2}, {1, 1}) + b.reshape({1, 3, 1, 1}));
+  Tensor loss = square(nn::avg_pool2d(h, {3, 3}, {1, 1}, {1, 1})).sum();
+  std::vector<ir::Value> inputs{x.value(), w.value(), b.value()};
+  std::vector<Array> values{testing::sample(x.type(), ir::Domain::any, 1), testing::sample(w.type(), ir::Domain::any, 2),
+                            testing::sample(b.type(), ir::Domain::any, 3)};
+  auto r = testing::check_gradients(loss.value(), inputs, values, 2, 1e-6, 4);
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
+TEST(ConvModules, WrongRankIsAShapeError) {
+  Graph g;
+  Tensor x = g.input("x", f32, {1, 28, 28});
+  nn::Conv2D conv(1, 8, {3, 3});
+  nn::bind(conv, g);
+  EXPECT_THROW(conv(x), ShapeError);
+}
+
+}  // namespace
+}  // namespace mg
