@@ -17,6 +17,7 @@
 #include "runtime/io/batches.hpp"
 #include "runtime/io/idx.hpp"
 #include "runtime/io/safetensors.hpp"
+#include "tools/render.hpp"
 
 namespace mg::examples {
 
@@ -66,7 +67,9 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
   Tensor correct = cast(argmax(model(xe), 1) == ye, f32).sum();
 
   std::ofstream(out / "train_step.mgir") << step.ir_text();
-  std::ofstream(out / "train_step.dot") << ir::to_dot(g.ir(), step.roots());
+  const std::string dot = ir::to_dot(g.ir(), step.roots());
+  std::ofstream(out / "train_step.dot") << dot;
+  tools::render(dot, (out / "train_step.svg").string());
 
   io::BatchLoader loader(train_x, data.train_labels,
                          {.batch_size = recipe.batch, .shuffle = true, .drop_last = true, .seed = seed});
@@ -98,7 +101,7 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
   std::printf("test accuracy %.2f%%  (%d epochs, seed %llu, %.1f s training, %.0f samples/s)\n", 100 * acc, epochs,
               static_cast<unsigned long long>(seed), train_s,
               static_cast<double>(trained * recipe.batch) / train_s);
-  std::printf("wrote %s, %s/train_step.mgir, %s/train_step.dot\n", weights.c_str(), out.c_str(), out.c_str());
+  std::printf("wrote %s and %s/train_step.{mgir,dot,svg}\n", weights.c_str(), out.c_str());
   return 0;
 }
 

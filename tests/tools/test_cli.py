@@ -5,7 +5,7 @@ hand-derived gradients). Also: every dtype and 0-d values, .npy variants (Fortra
 big-endian, a 128+ byte header), input errors (exit 1), bad usage (exit 2), --help (exit 0),
 `grad` output that parses back, `dot` text/SVG/PNG, `ops`.
 
-usage: test_cli.py PATH/TO/minigrad     (exit 77 = skipped when NumPy is missing)
+usage: test_cli.py PATH/TO/minigrad     (fails when NumPy is missing)
 """
 import os
 import re
@@ -17,8 +17,8 @@ import unittest
 try:
     import numpy as np
 except ImportError:  # the library never needs Python; only this test does
-    print("NumPy is not installed for", sys.executable, "- skipping")
-    sys.exit(77)
+    print("NumPy is not installed for", sys.executable, "- run scripts/setup.sh (python3-numpy)")
+    sys.exit(1)
 
 MINIGRAD = None
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
