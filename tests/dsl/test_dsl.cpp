@@ -8,15 +8,13 @@
 
 #include <minigrad/minigrad.hpp>
 
+#include "tests/values.hpp"
+
 namespace mg {
 namespace {
 
-Array vec(Shape s, std::vector<double> v) { return Array::from_vector(std::move(s), v); }
-
-void expect_values(const Array& a, const std::vector<double>& want, double tol = 1e-12) {
-  ASSERT_EQ(a.numel(), static_cast<std::int64_t>(want.size())) << to_string(a.type());
-  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(a.at(static_cast<std::int64_t>(i)), want[i], tol) << i;
-}
+using testing::expect_values;
+using testing::vec;
 
 TEST(ExpressionTemplates, BuildLazilyAndLowerWhenBound) {
   Graph g;

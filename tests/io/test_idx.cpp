@@ -160,7 +160,7 @@ const std::string kFashionDir = "/usr/share/datasets/fashion-mnist";
 
 TEST(FashionMnist, LoadsRealFiles) {
   if (!std::filesystem::exists(kFashionDir + "/train-labels-idx1-ubyte.gz"))
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed (scripts/setup.sh installs it)";
+    FAIL() << "dataset-fashion-mnist is not installed (scripts/setup.sh installs it)";
   FashionMnist ds = load_fashion_mnist();
   EXPECT_EQ(ds.train_images.type(), (Type{f32, {60000, 784}}));
   EXPECT_EQ(ds.train_labels.type(), (Type{i64, {60000}}));
