@@ -4,6 +4,7 @@
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/define_struct.hpp>
 
+#include "dsl/nn/batchnorm.hpp"
 #include "dsl/nn/conv.hpp"
 #include "dsl/nn/layers.hpp"
 #include "dsl/nn/loss.hpp"

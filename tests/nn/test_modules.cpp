@@ -20,6 +20,10 @@ struct Net {
   nn::Sequential<nn::Linear, nn::ReLU, nn::Linear> head{nn::Linear(2, 5), nn::ReLU{}, nn::Linear(5, 1)};
   nn::LayerNorm norm{{4}};
 };
+struct BnNet {
+  nn::Linear fc{3, 2, true, f64};
+  nn::BatchNorm1D bn{2, 1e-5, 0.1, f64};
+};
 struct FcLn {
   nn::Linear fc{2, 2, true, f64};
   nn::LayerNorm ln{{2}, 1e-5, true, f64};
@@ -30,6 +34,7 @@ struct FcLn {
 BOOST_HANA_ADAPT_STRUCT(mg::Block, fc1, fc2);
 BOOST_HANA_ADAPT_STRUCT(mg::Net, encoder, head, norm);
 BOOST_HANA_ADAPT_STRUCT(mg::FcLn, fc, ln);
+BOOST_HANA_ADAPT_STRUCT(mg::BnNet, fc, bn);
 
 namespace mg {
 namespace {
@@ -252,6 +257,56 @@ TEST(ConvModules, WrongRankIsAShapeError) {
   nn::Conv2D conv(1, 8, {3, 3});
   nn::bind(conv, g);
   EXPECT_THROW(conv(x), ShapeError);
+}
+
+}  // namespace
+}  // namespace mg
+
+namespace mg {
+namespace {
+
+TEST(BatchNorm, TrainingNormalisesAndUpdatesRunningStatsLikeTorch) {
+  BnNet m;
+  Graph g;
+  nn::bind(m, g);
+  m.fc.weight.value = Array::from<double>({2, 3}, {1, 0, 0, 0, 1, 1});
+  m.fc.bias.value = Array::zeros(Type{f64, {2}});
+  Tensor x = g.input("x", f64, {4, 3});
+  Tensor h = m.fc(x);
+  Tensor y = m.bn(h);  // training mode
+  m.bn.training = false;
+  Tensor y_eval = m.bn(h);
+  Tensor loss = (y * y).sum() * 0.0 + (y * 0.0).sum();  // lr 0: only the buffers move
+  auto step = nn::compile_train(g, loss, m, nn::SGD{.lr = 0.0}, {.extra_outputs = {y}});
+  Array X = Array::from<double>({4, 3}, {1, 2, 3, 2, 0, 1, 4, 1, 1, 3, 3, 3});
+  auto out = step.run_all({{"x", X}});
+  // h columns: c0 = {1,2,4,3} (mean 2.5, biased var 1.25, unbiased 5/3); c1 = {5,1,2,6} (mean 3.5, var 4.25, 17/3)
+  const double h0[] = {1, 2, 4, 3}, h1[] = {5, 1, 2, 6};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(out[1].at(2 * i), (h0[i] - 2.5) / std::sqrt(1.25 + 1e-5), 1e-12);
+    EXPECT_NEAR(out[1].at(2 * i + 1), (h1[i] - 3.5) / std::sqrt(4.25 + 1e-5), 1e-12);
+  }
+  EXPECT_NEAR(m.bn.running_mean.value.at(0), 0.25, 1e-15);
+  EXPECT_NEAR(m.bn.running_mean.value.at(1), 0.35, 1e-15);
+  EXPECT_NEAR(m.bn.running_var.value.at(0), 0.9 + 0.1 * 5.0 / 3.0, 1e-12);
+  EXPECT_NEAR(m.bn.running_var.value.at(1), 0.9 + 0.1 * 17.0 / 3.0, 1e-12);
+  Executable eval = nn::compile_with_parameters(g, {y_eval}, m);
+  auto e = eval.run({{"x", X}});
+  EXPECT_NEAR(e[0].at(0), (1 - 0.25) / std::sqrt(0.9 + 0.5 / 3.0 + 1e-5), 1e-12);
+}
+
+TEST(BatchNorm, TrainingModeGradientsMatchFiniteDifferences) {
+  nn::BatchNorm2D bn(2, 1e-5, 0.1, f64);
+  Graph g;
+  nn::bind(bn, g);
+  Tensor x = g.input("x", f64, {3, 2, 2, 2});
+  Tensor loss = (bn(x) * sin(x)).sum();
+  std::vector<ir::Value> inputs{x.value(), bn.weight.tensor.value(), bn.bias.tensor.value()};
+  std::vector<Array> values{testing::sample(x.type(), ir::Domain::any, 1), testing::sample(Type{f64, {2}}, ir::Domain::positive, 2),
+                            testing::sample(Type{f64, {2}}, ir::Domain::any, 3)};
+  auto r = testing::check_gradients(loss.value(), inputs, values, 2, 1e-6, 4);
+  EXPECT_TRUE(r.ok) << r.report;
+  EXPECT_THROW(bn(g.input("bad", f64, {3, 3, 2, 2})), ShapeError);
 }
 
 }  // namespace
