@@ -12,7 +12,7 @@ BatchNorm::BatchNorm(std::int64_t c, int lo, int hi, double eps_, double momentu
       running_mean({c}, dtype, constant_init(0.0), false), running_var({c}, dtype, constant_init(1.0), false),
       num_features(c), expected_rank_lo(lo), expected_rank_hi(hi), eps(eps_), momentum(momentum_) {}
 
-Tensor BatchNorm::operator()(const Tensor& x, Loc loc) {
+Tensor BatchNorm::operator()(const Tensor& x, Loc loc) const {
   LocScope at(SourceLoc::from(loc));
   if (!weight.tensor.valid())
     throw UserError("BatchNorm: parameters are not bound to a graph; call nn::bind(model, graph) first", ambient_loc());

@@ -17,7 +17,7 @@ struct BatchNorm {
 
   BatchNorm(std::int64_t num_features, int rank_lo, int rank_hi, double eps, double momentum, DType dtype);
   // Builds the forward pass; in training mode also sets the running statistics' updates.
-  Tensor operator()(const Tensor& x, Loc loc = Loc::current());
+  Tensor operator()(const Tensor& x, Loc loc = Loc::current()) const;
   template <class F> void for_each_parameter(F&& f) {
     f("weight", weight);
     f("bias", bias);

@@ -2,6 +2,7 @@
 #include "dsl/nn/layers.hpp"
 
 #include "ir/errors.hpp"
+#include "ir/ops.hpp"
 
 namespace mg::nn {
 
@@ -61,6 +62,29 @@ Tensor LayerNorm::operator()(const Tensor& x, Loc loc) const {
   Tensor y = Tensor(centered * rsqrt(var + eps), loc);
   if (affine) y = Tensor(y * weight.tensor + bias.tensor, loc);
   return y;
+}
+
+}  // namespace mg::nn
+
+namespace mg::nn {
+
+Dropout::Dropout(double p_)
+    : p(p_), counter({}, i64, [](const Type& t, std::uint64_t seed) {
+        return Array::full(t, static_cast<double>(seed >> 33));  // the bind seed picks the stream
+      }, /*trainable=*/false) {
+  if (p < 0 || p >= 1) throw UserError("Dropout: p must be in [0, 1), got " + std::to_string(p));
+}
+
+Tensor Dropout::operator()(const Tensor& x, Loc loc) const {
+  LocScope at(SourceLoc::from(loc));
+  if (!training || p == 0) return x;
+  require_bound(counter, "Dropout");
+  if (!is_float(x.dtype())) throw ShapeError("Dropout: expects a float input, got " + to_string(x.type()), ambient_loc());
+  Tensor mask(ir::make_op(ir::op("dropout_mask"), {counter.tensor.value()},
+                          {{"shape", x.shape()}, {"dtype", x.dtype()},
+                           {"seed", static_cast<std::int64_t>(hash_name(0, counter.name) >> 1)}, {"p", p}}));
+  counter.update = Tensor(counter.tensor + 1, loc);
+  return Tensor(x * mask, loc);
 }
 
 }  // namespace mg::nn

@@ -52,6 +52,18 @@ struct LayerNorm {
   }
 };
 
+// Inverted dropout (as torch.nn.Dropout): in training, zeroes each element with
+// probability p and scales the rest by 1/(1-p), with a fresh mask every step (a counter
+// buffer, advanced by the training step, keys the random stream); identity in eval.
+struct Dropout {
+  double p = 0.5;
+  bool training = true;
+  Parameter counter;
+  explicit Dropout(double p = 0.5);
+  Tensor operator()(const Tensor& x, Loc loc = Loc::current()) const;
+  template <class F> void for_each_parameter(F&& f) { f("counter", counter); }
+};
+
 // Stateless modules.
 struct Flatten {  // [N, ...] -> [N, prod(...)]
   Tensor operator()(const Tensor& x, Loc loc = Loc::current()) const { return flatten(x, 1, -1, loc); }

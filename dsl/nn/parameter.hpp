@@ -37,7 +37,9 @@ struct Parameter {
   std::string name;  // dotted path, e.g. "features.0.weight"
   Tensor tensor;     // the graph input standing for it
   Array value;       // current value (initial, trained, or loaded)
-  Tensor update;     // buffers only: the value to store after a training step (optional)
+  // Buffers only: the value to store after a training step (optional). Mutable because
+  // building a module's forward pass (a const call) is what defines it.
+  mutable Tensor update;
 
   Tensor operator()() const { return tensor; }
 };

@@ -139,6 +139,24 @@ void random_uniform_kernel(const KernelArgs& k) {
   });
 }
 
+// Inverted-dropout mask: keep with probability 1 - p, scaled by 1/(1 - p); the stream is
+// keyed by (seed, counter) so a step counter input gives a fresh mask every step.
+void dropout_mask_kernel(const KernelArgs& k) {
+  const double p = k.node.attrs.f64("p");
+  const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+  const auto counter = static_cast<std::uint64_t>(k.in[0]->data<std::int64_t>()[0]);
+  const auto seed = static_cast<std::int64_t>(static_cast<std::uint64_t>(k.node.attrs.i64("seed")) ^ splitmix64(counter));
+  visit_dtype(k.out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      T* out = k.out.data<T>();
+      for_random_chunks(k.out.numel(), seed, [&](std::mt19937_64& e, std::int64_t i0, std::int64_t i1) {
+        for (std::int64_t i = i0; i < i1; ++i) out[i] = static_cast<T>(unit_closed_open(e()) >= p ? scale : 0.0);
+      });
+    }
+  });
+}
+
 // ---- cast ----------------------------------------------------------------------------
 
 void cast_kernel(const KernelArgs& k) {
@@ -258,6 +276,32 @@ void register_creation_ops() {
   uniform.test.cases = {
       {{}, {{"shape", I64List{3, 4}}, {"dtype", f64}, {"seed", 7}}},
       {{}, {{"shape", I64List{5}}, {"dtype", f64}, {"seed", 2}, {"low", -1.0}, {"high", 3.0}}},
+  };
+
+  OpDef& drop = define_op("dropout_mask");
+  drop.doc =
+      "inverted-dropout mask of `shape`: 1/(1-p) with probability 1-p, else 0; the i64[] input "
+      "(a step counter) and `seed` key the random stream, so each step draws a fresh mask";
+  drop.arity = 1;
+  drop.attrs = {{"shape", AttrKind::i64_list, std::nullopt},
+                {"dtype", AttrKind::dtype, AttrValue{DType::f32}},
+                {"seed", AttrKind::i64, std::nullopt},
+                {"p", AttrKind::f64, AttrValue{0.5}}};
+  drop.infer = [](std::span<const Type> in, const Attrs& attrs) {
+    require(in[0] == Type{DType::i64, {}}, "expects an i64[] counter");
+    require(is_float(attrs.dtype("dtype")), "expects a float dtype");
+    const double p = attrs.f64("p");
+    require(p >= 0 && p < 1, "expects 0 <= p < 1");
+    for (auto d : attrs.list("shape")) require(d >= 0, "expects non-negative dimensions");
+    return Type{attrs.dtype("dtype"), attrs.list("shape")};
+  };
+  drop.kernel = dropout_mask_kernel;
+  drop.traits.random = true;
+  drop.not_differentiable = "integer input (a counter)";
+  drop.test.grad_order = 0;
+  drop.test.cases = {{{Type{DType::i64, {}}}, {{"shape", I64List{4, 5}}, {"dtype", f64}, {"seed", 3}, {"p", 0.25}}}};
+  drop.test.make_input = [](std::size_t, const Type& t, std::uint64_t seed) {
+    return Array::full(t, static_cast<double>(seed % 7));
   };
 
   OpDef& cast_op = define_op("cast");

@@ -24,6 +24,10 @@ struct BnNet {
   nn::Linear fc{3, 2, true, f64};
   nn::BatchNorm1D bn{2, 1e-5, 0.1, f64};
 };
+struct DropNet {
+  nn::Linear fc{4, 4, true, f64};
+  nn::Dropout drop{0.5};
+};
 struct FcLn {
   nn::Linear fc{2, 2, true, f64};
   nn::LayerNorm ln{{2}, 1e-5, true, f64};
@@ -35,6 +39,7 @@ BOOST_HANA_ADAPT_STRUCT(mg::Block, fc1, fc2);
 BOOST_HANA_ADAPT_STRUCT(mg::Net, encoder, head, norm);
 BOOST_HANA_ADAPT_STRUCT(mg::FcLn, fc, ln);
 BOOST_HANA_ADAPT_STRUCT(mg::BnNet, fc, bn);
+BOOST_HANA_ADAPT_STRUCT(mg::DropNet, fc, drop);
 
 namespace mg {
 namespace {
@@ -307,6 +312,54 @@ TEST(BatchNorm, TrainingModeGradientsMatchFiniteDifferences) {
   auto r = testing::check_gradients(loss.value(), inputs, values, 2, 1e-6, 4);
   EXPECT_TRUE(r.ok) << r.report;
   EXPECT_THROW(bn(g.input("bad", f64, {3, 3, 2, 2})), ShapeError);
+}
+
+}  // namespace
+}  // namespace mg
+
+namespace mg {
+namespace {
+
+TEST(Dropout, FreshScaledMaskEveryStepIdentityInEval) {
+  DropNet m;
+  Graph g;
+  nn::bind(m, g, 5);
+  Tensor x = g.input("x", f64, {64, 4});
+  Tensor h = m.fc(x);
+  Tensor y = m.drop(h);
+  m.drop.training = false;
+  Tensor y_eval = m.drop(h);
+  EXPECT_EQ(y_eval.value(), h.value());  // eval: identity, no node
+  Tensor loss = (y * 0.0).sum();
+  auto step = nn::compile_train(g, loss, m, nn::SGD{.lr = 0.0}, {.extra_outputs = {y, h}});
+  Array X = testing::sample(Type{f64, {64, 4}}, ir::Domain::nonzero, 1);
+  const double c0 = m.drop.counter.value.at(0);
+  auto a = step.run_all({{"x", X}});
+  auto b = step.run_all({{"x", X}});
+  int zeros = 0, differ = 0;
+  for (std::int64_t i = 0; i < 256; ++i) {
+    double ya = a[1].at(i), hb = a[2].at(i);
+    EXPECT_TRUE(ya == 0.0 || std::fabs(ya - 2 * hb) < 1e-12) << i;  // 0 or scaled by 1/(1-p)
+    zeros += ya == 0.0;
+    differ += (ya == 0.0) != (b[1].at(i) == 0.0);
+  }
+  EXPECT_GT(zeros, 90);  // ~128 expected
+  EXPECT_LT(zeros, 166);
+  EXPECT_GT(differ, 60);  // the next step draws a new mask
+  EXPECT_EQ(m.drop.counter.value.at(0), c0 + 2);  // the step advanced the counter buffer
+}
+
+TEST(Dropout, GradientFlowsThroughTheKeptElements) {
+  nn::Dropout drop(0.3);
+  Graph g;
+  nn::bind(drop, g);
+  Tensor x = g.input("x", f64, {3, 5});
+  Tensor loss = square(drop(x)).sum();
+  std::vector<ir::Value> inputs{x.value(), drop.counter.tensor.value()};
+  std::vector<Array> values{testing::sample(x.type(), ir::Domain::any, 1), Array::scalar(i64, 4)};
+  auto r = testing::check_gradients(loss.value(), inputs, values, 2, 1e-6, 2);
+  EXPECT_TRUE(r.ok) << r.report;
+  EXPECT_THROW(nn::Dropout(1.0), UserError);
 }
 
 }  // namespace
