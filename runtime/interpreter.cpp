@@ -18,13 +18,15 @@ struct Executable::Impl {
   std::vector<StateUpdate> state;
   mutable std::vector<Array> state_values;  // per state entry; invalid until set
   MemoryPlan plan;                      // planned for outputs + state updates
+  std::vector<bool> live;               // nodes one run needs (computed once, not per run)
   mutable std::mutex mu;                 // slots are shared state between runs
   mutable std::vector<Array> slots;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), state_values(state.size()),
-        plan(plan_memory(g, planned_outputs(outputs, state))) {}
+        plan(plan_memory(g, planned_outputs(outputs, state))),
+        live(g.reachable_from(planned_outputs(outputs, state))) {}
 
   static std::vector<ir::NodeId> planned_outputs(std::vector<ir::NodeId> outs, const std::vector<StateUpdate>& st) {
     for (auto& s : st) outs.push_back(s.update);
@@ -63,8 +65,6 @@ std::vector<Array> Executable::Impl::run(std::span<const Array> positional, cons
   std::lock_guard lock(mu);
   const ir::Graph& g = *graph;
   std::vector<Array> vals(g.size());
-  std::vector<ir::NodeId> roots = planned_outputs(outputs, state);
-  std::vector<bool> live = g.reachable_from(roots);
   std::vector<bool> is_state(g.size(), false);
   for (std::size_t i = 0; i < state.size(); ++i) {
     const ir::Node& n = g.node(state[i].input);

@@ -64,6 +64,14 @@ void for_planes(const PoolGeom& g, F f) {
   for (std::int64_t p = 0; p < g.planes; ++p) f(p);
 }
 
+// Calls f(window index, flat argmax index in the plane) for every output window: the one
+// routing rule shared by max pooling, its gradient and its select (so ties agree).
+template <class T, class F>
+void for_window_argmax(const PoolGeom& g, const T* plane, F f) {
+  for (std::int64_t i = 0; i < g.Ho; ++i)
+    for (std::int64_t j = 0; j < g.Wo; ++j) f(i * g.Wo + j, argmax(plane, g, window(g, i, j)));
+}
+
 }  // namespace
 
 PoolGeom pool_geom(const Shape& x, const Shape& y, const Attrs& attrs) {
@@ -82,8 +90,7 @@ void max_pool2d_kernel(const KernelArgs& k) {
     for_planes(g, [&](std::int64_t p) {
       const T* plane = x + p * g.H * g.W;
       T* out = y + p * g.Ho * g.Wo;
-      for (std::int64_t i = 0; i < g.Ho; ++i)
-        for (std::int64_t j = 0; j < g.Wo; ++j) out[i * g.Wo + j] = plane[argmax(plane, g, window(g, i, j))];
+      for_window_argmax(g, plane, [&](std::int64_t o, std::int64_t a) { out[o] = plane[a]; });
     });
   });
 }
@@ -100,8 +107,7 @@ void max_pool2d_grad_kernel(const KernelArgs& k) {
       const T* gp = dy + p * g.Ho * g.Wo;
       T* out = dx + p * g.H * g.W;
       std::fill(out, out + g.H * g.W, T(0));
-      for (std::int64_t i = 0; i < g.Ho; ++i)
-        for (std::int64_t j = 0; j < g.Wo; ++j) out[argmax(plane, g, window(g, i, j))] += gp[i * g.Wo + j];
+      for_window_argmax(g, plane, [&](std::int64_t o, std::int64_t a) { out[a] += gp[o]; });
     });
   });
 }
@@ -117,8 +123,7 @@ void max_pool2d_select_kernel(const KernelArgs& k) {
       const T* plane = x + p * g.H * g.W;
       const T* dp = d + p * g.H * g.W;
       T* out = y + p * g.Ho * g.Wo;
-      for (std::int64_t i = 0; i < g.Ho; ++i)
-        for (std::int64_t j = 0; j < g.Wo; ++j) out[i * g.Wo + j] = dp[argmax(plane, g, window(g, i, j))];
+      for_window_argmax(g, plane, [&](std::int64_t o, std::int64_t a) { out[o] = dp[a]; });
     });
   });
 }

@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "tests/scratch_dir.hpp"
 #include "ir/dot.hpp"
 #include "ir/errors.hpp"
 #include "ir/op_registry.hpp"
@@ -66,18 +67,9 @@ std::string read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
-// A per-process scratch directory, removed when the test program exits.
-struct ScratchDir {
-  fs::path path = fs::temp_directory_path() / ("mg_test_dot_" + std::to_string(::getpid()));
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 fs::path temp_path(const std::string& name) {
-  static ScratchDir dir;
-  return dir.path / name;
+  static testing::ScratchDir dir("mg_test_dot_");
+  return dir / name;
 }
 
 TEST(Dot, GradientGraphStructure) {

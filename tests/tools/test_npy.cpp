@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 
+#include "tests/scratch_dir.hpp"
 #include "ir/errors.hpp"
 #include "runtime/io/npy.hpp"
 
@@ -18,18 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A per-process scratch directory, removed when the test program exits.
-struct ScratchDir {
-  fs::path path = fs::temp_directory_path() / ("mg_test_npy_" + std::to_string(::getpid()));
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 fs::path temp_path(const std::string& name) {
-  static ScratchDir dir;
-  return dir.path / name;
+  static testing::ScratchDir dir("mg_test_npy_");
+  return dir / name;
 }
 std::string read_bytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
