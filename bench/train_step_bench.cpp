@@ -1,0 +1,133 @@
+// One command, side by side in one process: our compiled training step (forward, grad
+// and Adam update as ONE graph) versus the same model in libtorch, for
+//   (a) MLP 784-128-10, batch 128, Adam    (example 04's recipe)
+//   (b) the CNN of example 05, batch 64, Adam
+// at 1 and 2 threads for both. Prints median ms per step and the ratio ours/libtorch
+// (below 1: we are faster).   train_step_bench [--iters N] [--warmup N]
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include <minigrad/minigrad.hpp>
+#include <minigrad/nn.hpp>
+
+#include "bench/timing.hpp"
+#if MG_BENCH_TORCH
+#include "bench/torch_models.hpp"
+#endif
+
+namespace {
+
+struct Mlp {
+  mg::nn::Linear fc1{784, 128}, fc2{128, 10};
+  mg::Tensor operator()(const mg::Tensor& x) const { return fc2(mg::relu(fc1(x))); }
+};
+
+struct Cnn {
+  mg::nn::Conv2D conv1{1, 8, {3, 3}, {1, 1}, {1, 1}}, conv2{8, 16, {3, 3}, {1, 1}, {1, 1}};
+  mg::nn::MaxPool2D pool{{2, 2}};
+  mg::nn::Linear fc{784, 10};
+  mg::Tensor operator()(const mg::Tensor& x) const {
+    mg::Tensor h = pool(mg::relu(conv1(x)));
+    h = pool(mg::relu(conv2(h)));
+    return fc(mg::flatten(h, 1));
+  }
+};
+
+}  // namespace
+
+BOOST_HANA_ADAPT_STRUCT(Mlp, fc1, fc2);
+BOOST_HANA_ADAPT_STRUCT(Cnn, conv1, conv2, pool, fc);
+
+namespace {
+
+void set_threads(int n) {
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+mg::Array random_inputs(const mg::Shape& shape, std::uint32_t seed) {
+  mg::Array a(mg::f32, shape);
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal;
+  for (float& v : a.span<float>()) v = normal(gen);
+  return a;
+}
+
+mg::Array random_labels(std::int64_t n, std::uint32_t seed) {
+  mg::Array a(mg::i64, {n});
+  std::mt19937 gen(seed);
+  for (std::int64_t& v : a.span<std::int64_t>()) v = static_cast<std::int64_t>(gen() % 10);
+  return a;
+}
+
+template <class Model>
+double our_step_ms(Model& model, mg::Shape x_shape, int threads, int warmup, int iters) {
+  set_threads(threads);
+  mg::Graph g;
+  mg::nn::bind(model, g, 0);
+  mg::Tensor x = g.input("x", mg::f32, x_shape);
+  mg::Tensor y = g.input("y", mg::i64, {x_shape[0]});
+  auto step = mg::nn::compile_train(g, mg::nn::cross_entropy(model(x), y), model, mg::nn::Adam{.lr = 1e-3});
+  const mg::Array xs = random_inputs(x_shape, 1), ys = random_labels(x_shape[0], 2);
+  double sink = 0;
+  const double ms = mg::bench::median_ms([&] { sink += step.run({{"x", xs}, {"y", ys}}); }, warmup, iters);
+  if (!std::isfinite(sink)) throw std::runtime_error("our benchmark diverged");
+  return ms;
+}
+
+struct Workload {
+  const char* name;
+  double (*ours)(int threads, int warmup, int iters);
+  double (*torch)(int threads, int warmup, int iters);
+};
+
+double our_mlp(int t, int w, int i) {
+  Mlp m;
+  return our_step_ms(m, {128, 784}, t, w, i);
+}
+double our_cnn(int t, int w, int i) {
+  Cnn m;
+  return our_step_ms(m, {64, 1, 28, 28}, t, w, i);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iters = 200, warmup = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N]\n", argv[0]);
+      return 2;
+    }
+  }
+#if MG_BENCH_TORCH
+  const Workload workloads[] = {{"MLP 784-128-10, batch 128, Adam step", our_mlp, mg::bench::torch_mlp_step_ms},
+                                {"CNN (example 05), batch 64, Adam step", our_cnn, mg::bench::torch_cnn_step_ms}};
+#else
+  const Workload workloads[] = {{"MLP 784-128-10, batch 128, Adam step", our_mlp, nullptr},
+                                {"CNN (example 05), batch 64, Adam step", our_cnn, nullptr}};
+  std::printf("libtorch not found at configure time: printing our side only (scripts/bench.sh installs it)\n");
+#endif
+  std::printf("median of %d steps after %d warm-up steps\n\n", iters, warmup);
+  std::printf("%-40s %7s %12s %14s %16s\n", "workload", "threads", "ours ms", "libtorch ms", "ours/libtorch");
+  for (const Workload& w : workloads) {
+    for (int threads : {1, 2}) {
+      const double ours = w.ours(threads, warmup, iters);
+      if (w.torch) {
+        const double ref = w.torch(threads, warmup, iters);
+        std::printf("%-40s %7d %12.3f %14.3f %16.2f\n", w.name, threads, ours, ref, ours / ref);
+      } else {
+        std::printf("%-40s %7d %12.3f %14s %16s\n", w.name, threads, ours, "-", "-");
+      }
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Benchmarks side by side with libtorch (Debian's libtorch-dev, installed here when
+# missing; the library never links it). Builds ./build like scripts/setup.sh, then runs
+# every benchmark under bench/.   scripts/bench.sh [--iters N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! dpkg-query -W -f='${Status}' libtorch-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "== installing libtorch-dev (benchmark peer only)"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libtorch-dev
+fi
+bash scripts/setup.sh
+meson configure build -Dlibtorch=enabled >/dev/null
+ninja -C build bench/train_step_bench
+echo "== training step: ours vs libtorch"
+./build/bench/train_step_bench "$@"
