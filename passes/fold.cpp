@@ -1,0 +1,32 @@
+// Constant folding with the registry's kernels; see fold.hpp.
+#include "passes/fold.hpp"
+
+#include "ir/op_registry.hpp"
+#include "passes/rewriter.hpp"
+
+namespace mg::passes {
+
+std::unique_ptr<ir::Graph> fold_constants(const ir::Graph& g, FoldOptions options) {
+  GraphRewriter rw([&](GraphRewriter& r, const ir::Node& n, std::span<const ir::Value> ins) -> ir::Value {
+    if (n.kind != ir::NodeKind::op || n.op->traits.random || !n.regions.empty() || !n.op->kernel) return {};
+    if (n.type.numel() > options.max_elements) return {};
+    std::vector<const Array*> args;
+    for (const ir::Value& v : ins) {
+      const ir::Node& in = v.node();
+      if (in.kind != ir::NodeKind::constant) return {};
+      args.push_back(in.literal.get());
+    }
+    Array out(n.type);
+    try {
+      n.op->kernel(ir::KernelArgs{args, n, out, nullptr});
+    } catch (const std::exception&) {
+      return {};  // e.g. an index out of range: keep the node, the run reports it
+    }
+    ir::Value c = r.dst().add_constant(std::move(out), n.loc);
+    r.dst().mutable_node(c.id).role = n.role;
+    return c;
+  });
+  return rw.run(g);
+}
+
+}  // namespace mg::passes

@@ -1,0 +1,211 @@
+// Elementwise fusion; see fuse.hpp. Knows the three structural ops the fused-node
+// contract names (broadcast_to, full, matmul); everything else is asked of the registry
+// (the `elementwise` trait).
+#include "passes/fuse.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/builder.hpp"
+#include "ir/errors.hpp"
+#include "ir/op_registry.hpp"
+#include "passes/rewriter.hpp"
+
+namespace mg::passes {
+
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::NodeId;
+using ir::NodeKind;
+using ir::Value;
+
+enum class Member : std::uint8_t { none, elementwise, broadcast, full, matmul };
+
+struct Group {
+  NodeId root;
+  std::vector<NodeId> members;  // including root; ascending ids after close()
+  std::vector<NodeId> params;   // outside operands, in first-use order
+  NodeId matmul = ir::kNoNode;
+};
+
+bool is(const Node& n, const ir::OpDef* def) { return n.kind == NodeKind::op && n.op == def; }
+
+class Fuser {
+ public:
+  explicit Fuser(const Graph& g)
+      : g_(g), bcast_(&ir::op("broadcast_to")), full_(&ir::op("full")), matmul_(&ir::op("matmul")),
+        fused_(&ir::op("fused")) {}
+
+  std::unique_ptr<Graph> run() {
+    const std::size_t size = g_.size();
+    std::vector<bool> live = g_.reachable_from(g_.outputs);
+    // Distinct live consumers per node; outputs count as an outside consumer.
+    std::vector<std::uint32_t> uses(size, 0);
+    for (NodeId id = 0; id < size; ++id) {
+      if (!live[id]) continue;
+      const Node& n = g_.node(id);
+      for (std::size_t i = 0; i < n.inputs.size(); ++i)
+        if (std::find(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(i), n.inputs[i]) ==
+            n.inputs.begin() + static_cast<std::ptrdiff_t>(i))
+          ++uses[n.inputs[i]];
+    }
+    for (NodeId o : g_.outputs) uses[o] += 1u << 16;
+
+    group_of_.assign(size, kNone);
+    for (NodeId id = static_cast<NodeId>(size); id-- > 0;) {
+      if (!live[id] || group_of_[id] != kNone || !elementwise(g_.node(id))) continue;
+      grow(id, uses);
+    }
+
+    // Liveness after fusion: a fused root needs its params, absorbed members nothing.
+    std::vector<bool> keep(size, false);
+    for (NodeId o : g_.outputs) keep[o] = true;
+    for (NodeId id = static_cast<NodeId>(size); id-- > 0;) {
+      if (!keep[id]) continue;
+      std::size_t gi = group_of_[id];
+      if (gi != kNone && groups_[gi].root == id) {
+        for (NodeId p : groups_[gi].params) keep[p] = true;
+      } else {
+        for (NodeId in : g_.node(id).inputs) keep[in] = true;
+      }
+    }
+
+    GraphRewriter rw([this](GraphRewriter& r, const Node& n, std::span<const Value>) -> Value {
+      if (!r.at_top()) return {};
+      std::size_t gi = group_of_[n.id];
+      if (gi == kNone || groups_[gi].root != n.id) return {};
+      return emit(r, groups_[gi]);
+    });
+    rw.set_keep(std::move(keep));
+    return rw.run(g_);
+  }
+
+ private:
+  static constexpr std::size_t kNone = ~std::size_t{0};
+
+  bool elementwise(const Node& n) const {
+    return n.kind == NodeKind::op && n.op->traits.elementwise && !n.op->traits.random && n.regions.empty();
+  }
+
+  void grow(NodeId root, const std::vector<std::uint32_t>& uses) {
+    Group grp;
+    grp.root = root;
+    const Type& loop = g_.node(root).type;
+    const std::size_t gi = groups_.size();
+    std::vector<NodeId> work{root};
+    std::vector<NodeId> members{root};
+    std::map<NodeId, Member> kind{{root, Member::elementwise}};
+    while (!work.empty()) {
+      NodeId m = work.back();
+      work.pop_back();
+      for (NodeId x : g_.node(m).inputs) {
+        if (kind.count(x)) continue;
+        const Node& xn = g_.node(x);
+        Member k = Member::none;
+        if (group_of_[x] == kNone && uses[x] == 1 && elementwise(xn) && xn.type.shape == loop.shape) {
+          k = Member::elementwise;
+        } else if (is(xn, bcast_) && xn.type.shape == loop.shape && kind.at(m) != Member::matmul) {
+          k = Member::broadcast;
+        } else if (is(xn, full_) && xn.type.shape == loop.shape) {
+          k = Member::full;
+        } else if (grp.matmul == ir::kNoNode && group_of_[x] == kNone && uses[x] == 1 && is(xn, matmul_) &&
+                   xn.type == loop && g_.node(xn.inputs[0]).kind != NodeKind::constant &&
+                   g_.node(xn.inputs[1]).kind != NodeKind::constant) {
+          k = Member::matmul;
+          grp.matmul = x;
+        }
+        if (k == Member::none) continue;  // a param (or a constant copied into the body)
+        kind[x] = k;
+        members.push_back(x);
+        if (k == Member::elementwise) work.push_back(x);
+      }
+    }
+    if (members.size() < 2) return;
+    std::sort(members.begin(), members.end());
+    // Params: outside operands, the matmul's first, then in first-use order (constants
+    // are copied into the body).
+    if (grp.matmul != ir::kNoNode)
+      for (NodeId x : g_.node(grp.matmul).inputs)
+        if (std::find(grp.params.begin(), grp.params.end(), x) == grp.params.end()) grp.params.push_back(x);
+    for (NodeId m : members) {
+      if (kind.at(m) == Member::full) continue;
+      for (NodeId x : g_.node(m).inputs) {
+        if (kind.count(x) || g_.node(x).kind == NodeKind::constant) continue;
+        if (std::find(grp.params.begin(), grp.params.end(), x) == grp.params.end()) grp.params.push_back(x);
+      }
+    }
+    if (grp.params.empty()) return;  // all constant: fold's business
+    for (NodeId m : members)
+      if (kind.at(m) == Member::elementwise || kind.at(m) == Member::matmul) group_of_[m] = gi;
+    group_of_[root] = gi;
+    grp.members = std::move(members);
+    kinds_.push_back(std::move(kind));
+    groups_.push_back(std::move(grp));
+  }
+
+  // Builds the fused node for `grp` in r.dst().
+  Value emit(GraphRewriter& r, const Group& grp) {
+    const Node& root = g_.node(grp.root);
+    const auto& kind = kinds_[static_cast<std::size_t>(&grp - groups_.data())];
+    auto body = std::make_unique<Graph>();
+    std::map<NodeId, Value> in_body;
+    std::vector<Value> outer;
+    for (std::size_t i = 0; i < grp.params.size(); ++i) {
+      in_body[grp.params[i]] = body->add_input(std::string(1, 'a').append(std::to_string(i)), g_.node(grp.params[i]).type);
+      outer.push_back(r.mapped(grp.params[i]));
+    }
+    auto operand = [&](NodeId x) -> Value {
+      auto it = in_body.find(x);
+      if (it != in_body.end()) return it->second;
+      const Node& c = g_.node(x);
+      MG_ASSERT(c.kind == NodeKind::constant, "fuse: operand neither member, param nor constant");
+      Value v = copy_node(*body, c, {});
+      in_body[x] = v;
+      return v;
+    };
+    auto add_member = [&](NodeId m) {
+      const Node& n = g_.node(m);
+      LocScope at(n.loc, true);
+      Value v;
+      if (kind.at(m) == Member::full) {
+        Array splat(Type{n.type.dtype, {}});  // the full kernel's own conversion, on one element
+        n.op->kernel(ir::KernelArgs{{}, n, splat, nullptr});
+        Value c = body->add_constant(std::move(splat), n.loc);
+        body->mutable_node(c.id).role = n.role;
+        v = ir::make_op(*bcast_, {c}, {{"shape", n.type.shape}});
+      } else {
+        std::vector<Value> ins;
+        for (NodeId x : n.inputs) ins.push_back(operand(x));
+        v = copy_node(*body, n, ins);
+      }
+      body->mutable_node(v.id).role = n.role;
+      in_body[m] = v;
+    };
+    if (grp.matmul != ir::kNoNode) add_member(grp.matmul);  // the GEMM prologue comes first
+    for (NodeId m : grp.members)
+      if (m != grp.matmul) add_member(m);
+    body->outputs = {in_body.at(grp.root).id};
+    LocScope at(root.loc, true);
+    Value f = ir::make_op(r.dst(), *fused_, outer,
+                          {{"kind", std::string(grp.matmul != ir::kNoNode ? "matmul" : "elementwise")},
+                           {"shape", root.type.shape},
+                           {"dtype", root.type.dtype}});
+    r.dst().mutable_node(f.id).role = root.role;
+    r.dst().mutable_node(f.id).regions.push_back(std::move(body));
+    return f;
+  }
+
+  const Graph& g_;
+  const ir::OpDef *bcast_, *full_, *matmul_, *fused_;
+  std::vector<std::size_t> group_of_;
+  std::vector<Group> groups_;
+  std::vector<std::map<NodeId, Member>> kinds_;
+};
+
+}  // namespace
+
+std::unique_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) { return Fuser(g).run(); }
+
+}  // namespace mg::passes

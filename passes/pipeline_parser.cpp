@@ -1,0 +1,59 @@
+// The pipeline spec parser (Boost.Spirit X3, kept in its own translation unit):
+//   spec = [ name { "," name } ] ;   name = (letter | "_") { letter | digit | "_" | "-" } ;
+// blanks allowed between tokens. Unknown names are reported with the known ones.
+#include <boost/spirit/home/x3.hpp>
+
+#include "ir/errors.hpp"
+#include "passes/pass_manager.hpp"
+
+namespace mg::passes {
+
+namespace {
+namespace x3 = boost::spirit::x3;
+
+const auto name_rule = x3::rule<struct name_tag, std::string>{"pass name"} =
+    x3::lexeme[(x3::alpha | x3::char_('_')) >> *(x3::alnum | x3::char_('_') | x3::char_('-'))];
+const auto spec_rule = -(name_rule % ',');
+
+std::string known_passes() {
+  std::string s;
+  for (const PassEntry& e : registered_passes()) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+[[noreturn]] void fail(std::string_view spec, std::size_t column, const std::string& what) {
+  throw UserError("pass pipeline '" + std::string(spec) + "', column " + std::to_string(column + 1) + ": " + what);
+}
+
+}  // namespace
+
+std::vector<std::string> parse_pipeline(std::string_view spec) {
+  std::vector<std::string> names;
+  auto first = spec.begin();
+  const auto last = spec.end();
+  const bool ok = x3::phrase_parse(first, last, spec_rule, x3::space, names);
+  if (!ok || first != last) {
+    auto shown = [&](std::string_view::iterator at) {
+      return at == last ? std::string("the end") : std::string(1, '\'').append(1, *at).append(1, '\'');
+    };
+    if (first != last && *first == ',') {  // a list that stopped after a comma: the name is what is missing
+      ++first;
+      while (first != last && (*first == ' ' || *first == '\t' || *first == '\n')) ++first;
+      fail(spec, static_cast<std::size_t>(first - spec.begin()), "expected a pass name after ',', got " + shown(first));
+    }
+    fail(spec, static_cast<std::size_t>(first - spec.begin()),
+         std::string(names.empty() ? "expected a pass name" : "expected ',' or the end") + ", got " + shown(first));
+  }
+  // Columns of each name, for unknown-name errors.
+  std::size_t pos = 0;
+  for (const std::string& n : names) {
+    pos = spec.find(n, pos);
+    bool known = false;
+    for (const PassEntry& e : registered_passes()) known |= e.name == n;
+    if (!known) fail(spec, pos, "unknown pass '" + n + "' (known: " + known_passes() + ")");
+    pos += n.size();
+  }
+  return names;
+}
+
+}  // namespace mg::passes
