@@ -7,7 +7,7 @@
 
 namespace mg {
 
-Executable::Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> outputs, Backend)
+Executable::Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> outputs, Backend backend)
     : graph_(std::move(graph)), outputs_(std::move(outputs)) {
   std::vector<ir::NodeId> ids;
   for (auto& t : outputs_) {
@@ -15,7 +15,7 @@ Executable::Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> out
       throw UserError("compile: every output must be a Tensor of the compiled graph", ambient_loc());
     ids.push_back(t.value().id);
   }
-  impl_ = std::make_unique<rt::Executable>(rt::compile(*graph_, std::move(ids)));
+  impl_ = std::make_unique<rt::Executable>(rt::compile(*graph_, std::move(ids), {}, backend));
 }
 
 Executable::Executable(Executable&&) noexcept = default;

@@ -1,5 +1,5 @@
-// compile(): turns a graph and its requested outputs into an executable. Today the
-// backend is the interpreter; the C99 backend plugs in behind the same API.
+// compile(): turns a graph and its requested outputs into an executable, run by the
+// interpreter or (Backend::c99) by the graph emitted as C99, compiled and dlopen-ed.
 #pragma once
 #include <initializer_list>
 #include <memory>
@@ -8,12 +8,13 @@
 
 #include "dsl/graph.hpp"
 #include "ir/array.hpp"
+#include "runtime/backend.hpp"
 
 namespace mg {
 
 namespace rt { class Executable; }
 
-enum class Backend { interpreter };
+using Backend = rt::Backend;  // interpreter or c99
 
 // Converts a user's array type to an Array; specialised for xtensor expressions in
 // minigrad/xtensor.hpp, open for other array libraries.

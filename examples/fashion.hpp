@@ -33,11 +33,15 @@ template <class Model>
 int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe& recipe) {
   Args args(argc, argv, {{"epochs", std::to_string(recipe.default_epochs)}, {"seed", "0"},
                          {"out", "out/" + recipe.name}, {"data", "/usr/share/datasets/fashion-mnist"},
-                         {"batches", "0"}});  // batches per epoch, 0: all (smoke tests use a few)
+                         {"batches", "0"},  // batches per epoch, 0: all (smoke tests use a few)
+                         {"backend", "interpreter"}});  // or c99: the step runs as compiled C
   const int epochs = static_cast<int>(args.integer("epochs"));
   const std::int64_t max_batches = args.integer("batches");
   const auto seed = static_cast<std::uint64_t>(args.integer("seed"));
   const std::filesystem::path out = args.str("out");
+  if (args.str("backend") != "interpreter" && args.str("backend") != "c99")
+    throw UserError("--backend: expected interpreter or c99, got '" + args.str("backend") + "'");
+  const Backend backend = args.str("backend") == "c99" ? Backend::c99 : Backend::interpreter;
   std::filesystem::create_directories(out);
 
   io::FashionMnist data = io::load_fashion_mnist(args.str("data"));
@@ -60,7 +64,7 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
   Tensor x = g.input("x", f32, batch_shape(recipe.batch));
   Tensor y = g.input("y", i64, {recipe.batch});
   Tensor loss = nn::cross_entropy(model(x), y);
-  auto step = nn::compile_train(g, loss, model, nn::Adam{.lr = recipe.lr});
+  auto step = nn::compile_train(g, loss, model, nn::Adam{.lr = recipe.lr}, {.backend = backend});
 
   Tensor xe = g.input("x_eval", f32, batch_shape(eval_batch));
   Tensor ye = g.input("y_eval", i64, {eval_batch});
@@ -90,7 +94,7 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
   }
   const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  Executable eval = nn::compile_with_parameters(g, {correct}, model);
+  Executable eval = nn::compile_with_parameters(g, {correct}, model, backend);
   io::BatchLoader test(test_x, data.test_labels, {.batch_size = eval_batch, .shuffle = false});
   double hits = 0;
   for (const io::Batch& b : test.epoch(0)) hits += eval.run({{"x_eval", b.inputs}, {"y_eval", b.targets}})[0].at(0);
@@ -98,7 +102,8 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
 
   const std::string weights = (out / (recipe.name + ".safetensors")).string();
   io::save_safetensors(weights, step.parameters(), {{"model", recipe.name}, {"epochs", std::to_string(epochs)}});
-  std::printf("test accuracy %.2f%%  (%d epochs, seed %llu, %.1f s training, %.0f samples/s)\n", 100 * acc, epochs,
+  std::printf("test accuracy %.2f%%  (%s backend, %d epochs, seed %llu, %.1f s training, %.0f samples/s)\n", 100 * acc,
+              args.str("backend").c_str(), epochs,
               static_cast<unsigned long long>(seed), train_s,
               static_cast<double>(trained * recipe.batch) / train_s);
   std::printf("wrote %s and %s/train_step.{mgir,dot,svg}\n", weights.c_str(), out.c_str());

@@ -90,6 +90,15 @@ Array Array::cast(DType to) const {
   return out;
 }
 
+Array Array::view(std::int64_t offset, Type type) const {
+  const std::size_t begin = static_cast<std::size_t>(offset) * size_of(type_.dtype);
+  if (offset < 0 || begin + type.nbytes() > nbytes()) throw std::logic_error("Array::view: window out of range");
+  Array out;
+  out.type_ = std::move(type);
+  out.storage_ = std::shared_ptr<std::byte[]>(storage_, storage_.get() + begin);
+  return out;
+}
+
 void Array::retype(Type type) {
   if (type.nbytes() > nbytes()) throw std::logic_error("Array::retype: buffer too small");
   type_ = std::move(type);

@@ -56,6 +56,9 @@ class Array {
 
   Array clone() const;
   Array reshaped(Shape shape) const;  // shares storage; numel must match
+  // A zero-copy window: `type`'s bytes starting at element `offset` of this array, sharing
+  // storage (fused kernels run registry kernels on tiles through it); must fit.
+  Array view(std::int64_t offset, Type type) const;
   Array cast(DType to) const;         // deep copy with C++ conversion semantics
 
   // Reinterpret this array as having `type` (same nbytes); used by the buffer pool.

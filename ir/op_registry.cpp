@@ -35,6 +35,13 @@ OpDef& define_op(std::string name) {
   return d;
 }
 
+OpDef& defined_op(std::string_view name) {
+  Registry& r = storage();
+  auto it = r.by_name.find(name);
+  MG_ASSERT(it != r.by_name.end(), "op '" + std::string(name) + "' is not defined yet");
+  return *it->second;
+}
+
 const OpDef* find_op(std::string_view name) {
   Registry& r = registry();
   auto it = r.by_name.find(name);
@@ -61,6 +68,7 @@ void register_all_ops() {
   register_index_ops();
   register_creation_ops();
   register_nn_ops();
+  register_fused_ops();
 }
 
 }  // namespace mg::ir

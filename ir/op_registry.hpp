@@ -15,7 +15,9 @@
 
 #include "ir/array.hpp"
 #include "ir/attrs.hpp"
+#include "ir/emit_c.hpp"
 #include "ir/graph.hpp"
+#include "ir/smt.hpp"
 
 namespace mg::ir {
 
@@ -74,6 +76,8 @@ struct OpTestSpec {
   double tol = 1e-6;   // relative tolerance of the f64 finite-difference check
   // Custom input generator (indices, masks); default draws floats from `domain`.
   std::function<Array(std::size_t input, const Type& type, std::uint64_t seed)> make_input;
+  // Ops that own regions: gives the test node (made from a case) its regions.
+  std::function<void(Graph& g, NodeId node)> attach_regions;
 };
 
 struct OpDef {
@@ -86,6 +90,13 @@ struct OpDef {
   KernelFn kernel;
   VjpFn vjp;
   std::string not_differentiable;  // why vjp is empty, when it is
+  EmitC emit_c;  // C99: an elementwise expression or a loop nest (ir/emit_c.hpp); `none` says why not
+  // Ops that own regions: checks the node's regions against its inputs, attrs and type
+  // (throws TypeRuleError); the verifier calls it. Empty for ops without regions.
+  std::function<void(const Node& node, std::span<const Type> in)> check_regions;
+  // Z3 semantics of an elementwise op (ir/smt.hpp), used to prove rewrite rules; empty for
+  // tensor-level ops (rules over them are checked structurally).
+  SmtFn smt;
   OpTestSpec test;
 };
 
@@ -96,5 +107,7 @@ std::vector<const OpDef*> all_ops();
 
 // For register_<family>() functions and tests that add ops of their own.
 OpDef& define_op(std::string name);
+// An op already defined by a register function (for columns filled in after the entry).
+OpDef& defined_op(std::string_view name);
 
 }  // namespace mg::ir

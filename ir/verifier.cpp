@@ -62,6 +62,13 @@ void verify_graph(const Graph& g) {
           fail(g, id, e.message);
         }
         for (auto& r : n.regions) verify_graph(*r);
+        if (n.op->check_regions) {
+          try {
+            n.op->check_regions(n, types);
+          } catch (const TypeRuleError& e) {
+            fail(g, id, e.message);
+          }
+        }
         break;
       }
     }

@@ -9,6 +9,7 @@
 #include "ir/op_registry.hpp"
 #include "ir/verifier.hpp"
 #include "runtime/memory_plan.hpp"
+#include "runtime/c99/jit.hpp"
 
 namespace mg::rt {
 
@@ -22,6 +23,7 @@ struct Executable::Impl {
   mutable std::mutex mu;                 // slots are shared state between runs
   mutable std::vector<Array> slots;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
+  std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), state_values(state.size()),
@@ -101,6 +103,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array> positional, cons
       for (auto id : inputs) known |= g.node(id).name == name;
       if (!known) throw UserError("unknown input '" + name + "': the graph has no input of that name");
     }
+  if (native) return native->run(vals, state_values);
   for (ir::NodeId id = 0; id < g.size(); ++id)
     if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal;
 
@@ -175,12 +178,17 @@ std::vector<std::string> Executable::state_names() const {
   return names;
 }
 
-std::size_t Executable::peak_bytes() const { return impl_->plan.peak_live_bytes; }
-std::size_t Executable::num_steps() const { return impl_->plan.steps.size(); }
+std::size_t Executable::peak_bytes() const {
+  return impl_->native ? impl_->native->module().peak_bytes : impl_->plan.peak_live_bytes;
+}
+std::size_t Executable::num_steps() const {
+  return impl_->native ? impl_->native->module().num_kernels : impl_->plan.steps.size();
+}
 const ir::Graph& Executable::graph() const { return *impl_->graph; }
 const std::vector<ir::NodeId>& Executable::outputs() const { return impl_->outputs; }
 
-Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state) {
+Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state,
+                   Backend backend) {
   if (outputs.empty() && state.empty()) throw UserError("compile: no outputs requested");
   for (auto o : outputs)
     if (o >= graph.size()) throw UserError("compile: output %" + std::to_string(o) + " is not in the graph");
@@ -192,7 +200,9 @@ Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std:
                       " but its update is " + to_string(graph.node(s.update).type));
   }
   ir::verify(graph);
-  return Executable(std::make_unique<Executable::Impl>(graph, std::move(outputs), std::move(state)));
+  auto impl = std::make_unique<Executable::Impl>(graph, std::move(outputs), std::move(state));
+  if (backend == Backend::c99) impl->native = std::make_unique<c99::NativeRunner>(graph, impl->outputs, impl->state);
+  return Executable(std::move(impl));
 }
 
 Executable compile(std::span<const ir::Value> outputs) {

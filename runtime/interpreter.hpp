@@ -11,6 +11,7 @@
 
 #include "ir/array.hpp"
 #include "ir/graph.hpp"
+#include "runtime/backend.hpp"
 
 namespace mg::rt {
 
@@ -52,15 +53,16 @@ class Executable {
   const std::vector<ir::NodeId>& outputs() const;
 
  private:
-  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>, std::vector<StateUpdate>);
+  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>, std::vector<StateUpdate>, Backend);
   struct Impl;
   explicit Executable(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-// Verifies the graph, then plans it. The graph must outlive the Executable.
+// Verifies the graph, then plans it (the interpreter) or emits and compiles it (c99).
+// The graph must outlive the Executable.
 Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs,
-                   std::vector<StateUpdate> state = {});
+                   std::vector<StateUpdate> state = {}, Backend backend = Backend::interpreter);
 Executable compile(std::span<const ir::Value> outputs);
 
 // One-shot convenience: compile and run.

@@ -77,5 +77,8 @@ int run_run(const Command&, Args);
 int run_grad(const Command&, Args);
 int run_dot(const Command&, Args);
 int run_ops(const Command&, Args);
+int run_emit_c(const Command&, Args);
+int run_verify_rules(const Command&, Args);
+int run_opt(const Command&, Args);
 
 }  // namespace mg::tools

@@ -30,6 +30,15 @@ constexpr Command kCommands[] = {
      "input is an extra output named grad_<input>. The output parses back with the same\n"
      "parser.",
      run_grad},
+    {"opt", "optimize a graph with a pass pipeline; print the text IR",
+     "opt FILE.mgir [--passes=SPEC] [--stats] [--dump-after=NAME [--dump-dot]] [--verify] [-o OUT.mgir]",
+     "Runs a pass pipeline on the graph and prints the result as text IR (it parses back).\n"
+     "SPEC is a comma-separated list of passes, run in order (default fold,cse,fuse,dce):\n"
+     "grad (append input gradients of a scalar output), rewrite (proven rewrite rules),\n"
+     "fold (constant folding), cse, fuse (elementwise fusion into `fused` nodes), dce.\n"
+     "--stats prints nodes before/after and time per pass to stderr; --dump-after=NAME\n"
+     "prints the graph after pass NAME to stderr.",
+     run_opt},
     {"dot", "draw a graph as Graphviz DOT, SVG or PNG", "dot FILE.mgir [-o OUT.dot|OUT.svg|OUT.png] [--grad] [--all] [--locations]",
      "Writes the graph as Graphviz DOT (to stdout without -o), or renders it with Graphviz\n"
      "when OUT ends in .svg or .png. Inputs are blue ellipses, constants grey notes,\n"
@@ -40,6 +49,25 @@ constexpr Command kCommands[] = {
      "Prints every registered op (or the NAMEd ones): arity, attributes with their kinds and\n"
      "defaults, whether it has a VJP rule, and its one-line doc.",
      run_ops},
+    {"emit-c", "export a graph as standalone C99 (.c/.h, no malloc, static arena)",
+     "emit-c FILE.mgir -o DIR [--name NAME] [--weights W.safetensors]",
+     "Writes DIR/NAME.c and DIR/NAME.h: one entry function NAME_run taking a typed pointer per\n"
+     "graph input and output (in the header's order), returning 0 (or k + 1 when node %k met an\n"
+     "index out of range). No malloc: one static arena sized by the memory plan; no BLAS: our own\n"
+     "GEMM loop nest; only <math.h> and <stdint.h>. --weights embeds the SafeTensors tensors named\n"
+     "like graph inputs as static const arrays (they leave the signature). Prints the arena and\n"
+     "weight sizes. Compiles with gcc/clang -std=c99 -Wall -Wextra -pedantic -Werror.",
+     run_emit_c},
+    {"verify-rules", "prove every rewrite rule with Z3 (reals and IEEE f32/f64); print the table",
+     "verify-rules [--timeout-ms=N] [--rule=NAME]... [--quiet]",
+     "Proves each rule of the shipped rewrite table the way its label claims. Elementwise\n"
+     "rules are encoded from the table with each op's Z3 semantics and proved over the reals\n"
+     "and over IEEE-754 f32 and f64: exact (bit-exact in IEEE, NaN/+-0/inf included), real\n"
+     "(reals only: fast-math), or refuted with a counterexample. Rules over tensor-level ops\n"
+     "run their examples in the interpreter (structural: bit-identical). Prints rule, declared\n"
+     "label, proven label, time and, for a failure, the counterexample. Exit status 1 when a\n"
+     "rule is refuted, unproven, or proven weaker/other than declared.",
+     run_verify_rules},
 };
 
 }  // namespace
@@ -57,7 +85,7 @@ void print_tool_help(std::ostream& os) {
         "       minigrad <command> --help\n\n"
         "miniGrad's command-line tool: check, run, differentiate and draw graphs written in\n"
         "the text IR (.mgir files).\n\nCommands:\n";
-  for (const Command& c : kCommands) os << "  " << std::left << std::setw(8) << c.name << c.summary << "\n";
+  for (const Command& c : kCommands) os << "  " << std::left << std::setw(14) << c.name << c.summary << "\n";
   os << "\nOptions:\n  -h [ --help ]   show this help and exit\n\n"
         "Exit status: 0 success, 1 user error (bad file or input), 2 bad usage, 3 internal error.\n";
 }

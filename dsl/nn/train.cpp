@@ -1,6 +1,8 @@
 // The one-graph training step; see train.hpp.
 #include "dsl/nn/train.hpp"
 
+#include <utility>
+
 #include "dsl/autodiff.hpp"
 #include "dsl/expr.hpp"
 #include "dsl/functions.hpp"
@@ -62,7 +64,32 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
   for (auto& t : options_.extra_outputs) outputs.push_back(t.value().id);
   roots_ = outputs;
   for (auto& s : state) roots_.push_back(s.update);
-  exe_ = std::make_unique<rt::Executable>(rt::compile(*graph_, outputs, state));
+  if (!options_.passes.empty()) {
+    // The pipeline's roots are the graph's outputs: set them for the run, then restore.
+    std::vector<ir::NodeId> saved_outputs = std::exchange(graph_->outputs, roots_);
+    std::vector<std::string> saved_names = std::exchange(graph_->output_names, {});
+    passes::PipelineResult opt;
+    try {
+      opt = passes::run_pipeline(*graph_, options_.passes);
+    } catch (...) {
+      graph_->outputs = std::move(saved_outputs);
+      graph_->output_names = std::move(saved_names);
+      throw;
+    }
+    graph_->outputs = std::move(saved_outputs);
+    graph_->output_names = std::move(saved_names);
+    optimized_ = std::move(opt.graph);
+    pass_stats_ = std::move(opt.stats);
+    // Outputs map one to one; state inputs are found by name (passes keep every input).
+    std::vector<ir::NodeId> new_outputs(optimized_->outputs.begin(), optimized_->outputs.begin() + outputs.size());
+    for (std::size_t i = 0; i < state.size(); ++i) {
+      state[i].update = optimized_->outputs[outputs.size() + i];
+      state[i].input = optimized_->input(graph_->node(state[i].input).name).id;
+    }
+    exe_ = std::make_unique<rt::Executable>(rt::compile(*optimized_, new_outputs, state, options_.backend));
+  } else {
+    exe_ = std::make_unique<rt::Executable>(rt::compile(*graph_, outputs, state, options_.backend));
+  }
   for (auto& [name, value] : initial) exe_->set_state(name, value);
 }
 
@@ -100,11 +127,13 @@ void TrainStep::load_parameters(const std::map<std::string, Array>& values) {
 }
 
 const rt::Executable& TrainStep::executable() const { return *exe_; }
+const ir::Graph& TrainStep::executed_graph() const { return optimized_ ? *optimized_ : *graph_; }
 
 std::string TrainStep::ir_text() const { return ir::to_text(*graph_, roots_); }
 
-Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params) {
-  Executable exe = compile(g, std::move(outputs));
+Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params,
+                                   Backend backend) {
+  Executable exe = compile(g, std::move(outputs), backend);
   for (Parameter* p : params) exe.bind(p->name, p->value);
   return exe;
 }

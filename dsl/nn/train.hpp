@@ -15,6 +15,7 @@
 #include "dsl/compile.hpp"
 #include "dsl/nn/module.hpp"
 #include "dsl/nn/optim.hpp"
+#include "passes/pass_manager.hpp"
 
 namespace mg::rt { class Executable; }
 
@@ -24,6 +25,10 @@ struct TrainOptions {
   std::optional<double> clip_grad_norm = std::nullopt;  // max global L2 norm of all gradients
   Schedule schedule = constant_lr();
   std::vector<Tensor> extra_outputs = {};  // also returned by run_all (e.g. logits)
+  // The optimizer pipeline run on the step's graph before it is compiled (passes/
+  // pass_manager.hpp); "" runs the graph as built. Results are bit-identical either way.
+  std::string passes = std::string(passes::kDefaultPipeline);
+  Backend backend = Backend::interpreter;  // c99: the whole step runs as compiled C
 };
 
 // Builds the update for one parameter given its gradient.
@@ -47,10 +52,15 @@ class TrainStep {
   const rt::Executable& executable() const;
   std::string ir_text() const;  // the whole step: forward, backward and updates
   const std::vector<ir::NodeId>& roots() const { return roots_; }  // what one step computes
+  // The graph the executable runs: the optimized copy, or the built graph without passes.
+  const ir::Graph& executed_graph() const;
+  const std::vector<passes::PassStats>& pass_stats() const { return pass_stats_; }
 
  private:
   void sync_model();
   std::shared_ptr<ir::Graph> graph_;
+  std::unique_ptr<ir::Graph> optimized_;  // null without passes
+  std::vector<passes::PassStats> pass_stats_;
   std::vector<Parameter*> params_;
   std::unique_ptr<rt::Executable> exe_;
   std::vector<ir::NodeId> roots_;  // outputs and state updates: what one step computes
@@ -67,10 +77,12 @@ TrainStep compile_train(Graph& g, const Tensor& loss, M& model, Opt opt, TrainOp
 }
 
 // An executable for inference with the parameters' current values bound as inputs.
-Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params);
+Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params,
+                                   Backend backend = Backend::interpreter);
 template <class M>
-Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, M& model) {
-  return compile_with_parameters(g, std::move(outputs), parameters(model, /*include_buffers=*/true));
+Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, M& model,
+                                   Backend backend = Backend::interpreter) {
+  return compile_with_parameters(g, std::move(outputs), parameters(model, /*include_buffers=*/true), backend);
 }
 
 }  // namespace mg::nn

@@ -24,6 +24,7 @@ OpDef& def_binary(const char* name, const char* doc, Dtypes dtypes, KernelFn ker
   d.infer = same_type(dtypes);
   d.kernel = std::move(kernel);
   d.vjp = std::move(vjp);
+  d.smt = smt_uninterpreted(name);  // family default; exact ops override it
   d.test.domain = domain;
   d.test.cases = {{{Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {}},
                   {{Type{DType::f64, {}}, Type{DType::f64, {}}}, {}}};
@@ -39,13 +40,12 @@ void compare_kernel(const KernelArgs& k, F f) {
     using T = typename decltype(tag)::type;
     const T* a = k.in[0]->data<T>();
     const T* b = k.in[1]->data<T>();
-#pragma omp parallel for simd if (n >= kernels::kParallelMin)
-    for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+    kernels::parallel_for<true>(n, [&](std::int64_t i) { o[i] = f(a[i], b[i]); });
   });
 }
 
 template <class F>
-void def_predicate(const char* name, const char* doc, Dtypes dtypes, F f) {
+OpDef& def_predicate(const char* name, const char* doc, Dtypes dtypes, F f) {
   OpDef& d = define_op(name);
   d.doc = doc;
   d.arity = 2;
@@ -63,6 +63,7 @@ void def_predicate(const char* name, const char* doc, Dtypes dtypes, F f) {
       return a;
     };
   }
+  return d;
 }
 
 // Where a == b, maximum/minimum split the gradient evenly (as PyTorch).
@@ -76,21 +77,33 @@ std::vector<Value> minmax_vjp(const VjpArgs& a, const char* strict) {
   return {gx, gy};
 }
 
+// The kernels' maximum/minimum: a if a is NaN, else b if b is NaN, else a if `pick_a`
+// else b (so ties, +0 vs -0 included, give b).
+SmtTerm smt_pick(SmtBuilder& b, SmtTerm x, SmtTerm y, SmtTerm pick_x) {
+  return b.ite(b.is_nan(x), x, b.ite(b.is_nan(y), y, b.ite(pick_x, x, y)));
+}
+
 }  // namespace
 
 void register_binary_ops() {
   def_binary("add", "a + b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a + b; }),
              [](const VjpArgs& a) { return grads({a.cotangent, a.cotangent}); })
       .traits.commutative = true;
+  defined_op("add").emit_c = c_expr("{0} + {1}", "(int64_t)((uint64_t){0} + (uint64_t){1})");
+  defined_op("add").smt = [](SmtBuilder& b, auto in, auto&) { return b.add(in[0], in[1]); };
 
   def_binary("sub", "a - b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a - b; }),
-             [](const VjpArgs& a) { return grads({a.cotangent, neg(a.cotangent)}); });
+             [](const VjpArgs& a) { return grads({a.cotangent, neg(a.cotangent)}); })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.sub(in[0], in[1]); };
+  defined_op("sub").emit_c = c_expr("{0} - {1}", "(int64_t)((uint64_t){0} - (uint64_t){1})");
 
   def_binary("mul", "a * b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a * b; }),
              [](const VjpArgs& a) {
                return grads({mul(a.cotangent, a.in[1]), mul(a.cotangent, a.in[0])});
              })
       .traits.commutative = true;
+  defined_op("mul").emit_c = c_expr("{0} * {1}", "(int64_t)((uint64_t){0} * (uint64_t){1})");
+  defined_op("mul").smt = [](SmtBuilder& b, auto in, auto&) { return b.mul(in[0], in[1]); };
 
   def_binary("div", "a / b (IEEE: x/0 = +-inf, 0/0 = nan)", Dtypes::floats,
              same_dtype<2>([](auto a, auto b) { return a / b; }),
@@ -98,7 +111,9 @@ void register_binary_ops() {
                Value gb = neg(div(mul(a.cotangent, a.out), a.in[1]));
                return grads({div(a.cotangent, a.in[1]), gb});
              },
-             Domain::nonzero);
+             Domain::nonzero)
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.div(in[0], in[1]); };
+  defined_op("div").emit_c = c_expr("{0} / {1}");
 
   def_binary("pow", "a ^ b (C pow: nan for a < 0 with non-integer b)", Dtypes::floats,
              [](const KernelArgs& k) {  // std::pow: xsimd's exp(b log a) is inexact and has 0^0 = 0
@@ -109,8 +124,7 @@ void register_binary_ops() {
                    const T* x = k.in[0]->data<T>();
                    const T* y = k.in[1]->data<T>();
                    T* o = k.out.data<T>();
-#pragma omp parallel for if (n >= kernels::kParallelMin)
-                   for (std::int64_t i = 0; i < n; ++i) o[i] = std::pow(x[i], y[i]);
+                   kernels::parallel_for(n, [&](std::int64_t i) { o[i] = std::pow(x[i], y[i]); });
                  } else {
                    MG_ASSERT(false, "kernel: unsupported dtype for pow");
                  }
@@ -123,6 +137,7 @@ void register_binary_ops() {
                return grads({ga, gb});
              },
              Domain::positive);
+  defined_op("pow").emit_c = c_expr("pow{f}({0}, {1})");
 
   // NaN tests use xt::equal: xsimd 8's `!=` on batches is ordered (nan != nan is false).
   def_binary("maximum", "elementwise max; nan if either is nan; ties split the gradient",
@@ -132,6 +147,8 @@ void register_binary_ops() {
              }),
              [](const VjpArgs& a) { return minmax_vjp(a, "gt"); })
       .traits.commutative = true;
+  defined_op("maximum").emit_c = c_expr("{0} != {0} ? {0} : ({1} != {1} ? {1} : ({0} > {1} ? {0} : {1}))");
+  defined_op("maximum").smt = [](SmtBuilder& b, auto in, auto&) { return smt_pick(b, in[0], in[1], b.lt(in[1], in[0])); };
 
   def_binary("minimum", "elementwise min; nan if either is nan; ties split the gradient",
              Dtypes::numeric,
@@ -140,17 +157,35 @@ void register_binary_ops() {
              }),
              [](const VjpArgs& a) { return minmax_vjp(a, "lt"); })
       .traits.commutative = true;
+  defined_op("minimum").emit_c = c_expr("{0} != {0} ? {0} : ({1} != {1} ? {1} : ({0} < {1} ? {0} : {1}))");
+  defined_op("minimum").smt = [](SmtBuilder& b, auto in, auto&) { return smt_pick(b, in[0], in[1], b.lt(in[0], in[1])); };
 
-  def_predicate("eq", "a == b (nan != nan)", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a == b; });
-  def_predicate("ne", "a != b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a != b; });
-  def_predicate("lt", "a < b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a < b; });
-  def_predicate("le", "a <= b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a <= b; });
-  def_predicate("gt", "a > b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a > b; });
-  def_predicate("ge", "a >= b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a >= b; });
+  def_predicate("eq", "a == b (nan != nan)", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a == b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.eq(in[0], in[1]); };
+  defined_op("eq").emit_c = c_expr("{0} == {1}");
+  def_predicate("ne", "a != b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a != b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.lnot(b.eq(in[0], in[1])); };
+  defined_op("ne").emit_c = c_expr("{0} != {1}");
+  def_predicate("lt", "a < b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a < b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.lt(in[0], in[1]); };
+  defined_op("lt").emit_c = c_expr("{0} < {1}");
+  def_predicate("le", "a <= b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a <= b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.le(in[0], in[1]); };
+  defined_op("le").emit_c = c_expr("{0} <= {1}");
+  def_predicate("gt", "a > b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a > b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.lt(in[1], in[0]); };
+  defined_op("gt").emit_c = c_expr("{0} > {1}");
+  def_predicate("ge", "a >= b", Dtypes::numeric, [](auto a, auto b) -> std::uint8_t { return a >= b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.le(in[1], in[0]); };
+  defined_op("ge").emit_c = c_expr("{0} >= {1}");
   def_predicate("logical_and", "a && b on bool", Dtypes::boolean,
-                [](auto a, auto b) -> std::uint8_t { return a && b; });
+                [](auto a, auto b) -> std::uint8_t { return a && b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.land(in[0], in[1]); };
+  defined_op("logical_and").emit_c = c_expr("{0} && {1}");
   def_predicate("logical_or", "a || b on bool", Dtypes::boolean,
-                [](auto a, auto b) -> std::uint8_t { return a || b; });
+                [](auto a, auto b) -> std::uint8_t { return a || b; })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.lor(in[0], in[1]); };
+  defined_op("logical_or").emit_c = c_expr("{0} || {1}");
 
   OpDef& w = define_op("where");
   w.doc = "cond ? a : b elementwise; cond is bool, a and b share a type";
@@ -170,10 +205,11 @@ void register_binary_ops() {
       const T* a = k.in[1]->data<T>();
       const T* b = k.in[2]->data<T>();
       T* o = k.out.data<T>();
-#pragma omp parallel for simd if (n >= kernels::kParallelMin)
-      for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+      kernels::parallel_for<true>(n, [&](std::int64_t i) { o[i] = c[i] ? a[i] : b[i]; });
     });
   };
+  defined_op("where").emit_c = c_expr("{0} ? {1} : {2}");
+  w.smt = [](SmtBuilder& b, auto in, auto&) { return b.ite(in[0], in[1], in[2]); };
   w.vjp = [](const VjpArgs& a) {
     Value zero = zeros_like(a.cotangent);
     return std::vector<Value>{Value{}, where(a.in[0], a.cotangent, zero), where(a.in[0], zero, a.cotangent)};

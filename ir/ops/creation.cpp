@@ -175,6 +175,114 @@ void cast_kernel(const KernelArgs& k) {
   });
 }
 
+// ---- C99 emission ----------------------------------------------------------------------
+
+// mt19937_64 and splitmix64 in C: the same engine as std::mt19937_64 (fully specified by
+// the C++ standard), so the C code draws the interpreter's bits.
+constexpr const char* kCRandom = R"(typedef struct { uint64_t mt[312]; int i; } mg_mt64;
+static void mg_mt64_seed(mg_mt64* e, uint64_t seed) {
+  int i;
+  e->mt[0] = seed;
+  for (i = 1; i < 312; ++i) e->mt[i] = UINT64_C(6364136223846793005) * (e->mt[i - 1] ^ (e->mt[i - 1] >> 62)) + (uint64_t)i;
+  e->i = 312;
+}
+static uint64_t mg_mt64_next(mg_mt64* e) {
+  const uint64_t um = UINT64_C(0xFFFFFFFF80000000), lm = UINT64_C(0x7FFFFFFF), a = UINT64_C(0xB5026F5AA96619E9);
+  uint64_t x;
+  int i;
+  if (e->i >= 312) {
+    for (i = 0; i < 312; ++i) {
+      x = (e->mt[i] & um) | (e->mt[(i + 1) % 312] & lm);
+      e->mt[i] = e->mt[(i + 156) % 312] ^ (x >> 1) ^ ((x & 1) ? a : 0);
+    }
+    e->i = 0;
+  }
+  x = e->mt[e->i++];
+  x ^= (x >> 29) & UINT64_C(0x5555555555555555);
+  x ^= (x << 17) & UINT64_C(0x71D67FFFEDA60000);
+  x ^= (x << 37) & UINT64_C(0xFFF7EEE000000000);
+  return x ^ (x >> 43);
+}
+static uint64_t mg_splitmix64(uint64_t x) {
+  x += UINT64_C(0x9E3779B97F4A7C15);
+  x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return x ^ (x >> 31);
+}
+static double mg_unit_oc(uint64_t b) { return ((double)(b >> 11) + 1.0) * (1.0 / 9007199254740992.0); }
+static double mg_unit_co(uint64_t b) { return (double)(b >> 11) * (1.0 / 9007199254740992.0); }
+)";
+
+// The chunk loop of for_random_chunks; `seed` a C expression of the int64 seed, `draw`
+// the body over [i0, i1) with engine `e`.
+void c_random_chunks(const CLoopArgs& a, const std::string& seed, const std::string& draw) {
+  const std::int64_t n = a.node.type.numel(), chunks = (n + kRandomChunk - 1) / kRandomChunk;
+  if (n == 0) return;
+  a.support("mg_random", kCRandom);
+  a.w.open("");
+  a.w.line("const uint64_t s = mg_splitmix64((uint64_t)(" + seed + "));");
+  if (chunks > 1) a.w.line("MG_OMP(omp parallel for schedule(static))");
+  a.w.open("for (int64_t c = 0; c < " + std::to_string(chunks) + "; ++c)");
+  a.w.line("mg_mt64 e;");
+  a.w.line("const int64_t i0 = c * " + std::to_string(kRandomChunk) + ", i1 = (c + 1) * " +
+           std::to_string(kRandomChunk) + " < " + std::to_string(n) + " ? (c + 1) * " +
+           std::to_string(kRandomChunk) + " : " + std::to_string(n) + ";");
+  a.w.line("mg_mt64_seed(&e, s ^ mg_splitmix64((uint64_t)c));");
+  a.w.raw(draw);
+  a.w.close();
+  a.w.close();
+}
+
+EmitC c_random_normal() {
+  return c_loops([](const CLoopArgs& a) {
+    const DType t = a.node.type.dtype;
+    const std::string T = c_type(t), o = a.out;
+    const std::string mean = c_lit(a.node.attrs.f64("mean"), f64), sd = c_lit(a.node.attrs.f64("std"), f64);
+    c_random_chunks(a, c_int(a.node.attrs.i64("seed")),
+                    "    for (int64_t i = i0; i < i1; i += 2) {\n"
+                    "      const double r = sqrt(-2.0 * log(mg_unit_oc(mg_mt64_next(&e))));\n"
+                    "      const double t = 6.28318530717958647692 * mg_unit_co(mg_mt64_next(&e));\n"
+                    "      " + o + "[i] = (" + T + ")(" + mean + " + " + sd + " * r * cos(t));\n"
+                    "      if (i + 1 < i1) " + o + "[i + 1] = (" + T + ")(" + mean + " + " + sd + " * r * sin(t));\n"
+                    "    }\n");
+  });
+}
+
+EmitC c_random_uniform() {
+  return c_loops([](const CLoopArgs& a) {
+    const DType t = a.node.type.dtype;
+    const std::string T = c_type(t), o = a.out;
+    const double lo = a.node.attrs.f64("low"), hi = a.node.attrs.f64("high");
+    const std::string top = c_lit(hi, t), below = c_math("nextafter", t) + "(" + top + ", " + c_lit(lo, t) + ")";
+    c_random_chunks(a, c_int(a.node.attrs.i64("seed")),
+                    "    for (int64_t i = i0; i < i1; ++i) {\n"
+                    "      const " + T + " v = (" + T + ")(" + c_lit(lo, f64) + " + " + c_lit(hi - lo, f64) +
+                    " * mg_unit_co(mg_mt64_next(&e)));\n"
+                    "      " + o + "[i] = (v >= " + top + " && " + (hi > lo ? "1" : "0") + ") ? " + below + " : v;\n"
+                    "    }\n");
+  });
+}
+
+EmitC c_dropout_mask() {
+  return c_loops([](const CLoopArgs& a) {
+    const double p = a.node.attrs.f64("p");
+    const std::string T = c_type(a.node.type.dtype);
+    const std::string seed = "(int64_t)((uint64_t)" + c_int(a.node.attrs.i64("seed")) +
+                             " ^ mg_splitmix64((uint64_t)" + a.in[0] + "[0]))";
+    c_random_chunks(a, seed,
+                    "    for (int64_t i = i0; i < i1; ++i) " + a.out + "[i] = (" + T + ")(mg_unit_co(mg_mt64_next(&e)) >= " +
+                        c_lit(p, f64) + " ? " + c_lit(p < 1 ? 1.0 / (1.0 - p) : 0.0, f64) + " : 0.0);\n");
+  });
+}
+
+// The IR's cast as a C expression (mg_f2i64 is the emitter's saturating conversion).
+std::string c_convert(DType to, DType from, const std::string& x) {
+  if (to == from) return x;
+  if (to == DType::boolean) return "(" + x + ") != 0";
+  if (to == DType::i64 && is_float(from)) return "mg_f2i64((double)(" + x + "))";
+  return "(" + c_type(to) + ")(" + x + ")";
+}
+
 }  // namespace
 
 void register_creation_ops() {
@@ -195,6 +303,7 @@ void register_creation_ops() {
           fill_with<T>(k.out, [v](std::int64_t) { return v; });
         });
       });
+  defined_op("full").emit_c = c_expr([](const CExprArgs& a) { return c_lit(a.node.attrs.f64("value"), a.dtype); });
   full_op.test.cases = {
       {{}, {{"shape", I64List{2, 3}}, {"dtype", f64}, {"value", 1.5}}},
       {{}, {{"shape", I64List{}}, {"dtype", f64}, {"value", -2.0}}},
@@ -220,6 +329,11 @@ void register_creation_ops() {
           });
         });
       });
+  defined_op("arange").emit_c = c_expr([](const CExprArgs& a) {
+    const std::string v = "(" + c_lit(a.node.attrs.f64("start"), f64) + " + (double)" + a.i + " * " +
+                          c_lit(a.node.attrs.f64("step"), f64) + ")";
+    return c_convert(a.dtype, f64, v);
+  });
   arange_op.test.cases = {
       {{}, {{"start", 1.0}, {"step", 0.5}, {"n", 5}, {"dtype", f64}}},
       {{}, {{"start", 0.0}, {"step", 1.0}, {"n", 0}, {"dtype", f64}}},
@@ -241,6 +355,10 @@ void register_creation_ops() {
           fill_with<T>(k.out, [m](std::int64_t i) { return T(i / m == i % m); });
         });
       });
+  defined_op("eye").emit_c = c_expr([](const CExprArgs& a) {
+    const std::string m = std::to_string(a.node.type.shape[1]);
+    return "(" + c_type(a.dtype) + ")(" + a.i + " / " + m + " == " + a.i + " % " + m + ")";
+  });
   eye_op.test.cases = {
       {{}, {{"n", 3}, {"m", 3}, {"dtype", f64}}},
       {{}, {{"n", 2}, {"m", 4}, {"dtype", f64}}},
@@ -256,6 +374,7 @@ void register_creation_ops() {
        {"mean", AttrKind::f64, AttrValue{0.0}},
        {"std", AttrKind::f64, AttrValue{1.0}}},
       random_infer, random_normal_kernel);
+  defined_op("random_normal").emit_c = c_random_normal();
   normal.traits.random = true;
   normal.test.cases = {
       {{}, {{"shape", I64List{3, 4}}, {"dtype", f64}, {"seed", 7}}},
@@ -272,6 +391,7 @@ void register_creation_ops() {
        {"low", AttrKind::f64, AttrValue{0.0}},
        {"high", AttrKind::f64, AttrValue{1.0}}},
       random_infer, random_uniform_kernel);
+  defined_op("random_uniform").emit_c = c_random_uniform();
   uniform.traits.random = true;
   uniform.test.cases = {
       {{}, {{"shape", I64List{3, 4}}, {"dtype", f64}, {"seed", 7}}},
@@ -296,6 +416,7 @@ void register_creation_ops() {
     return Type{attrs.dtype("dtype"), attrs.list("shape")};
   };
   drop.kernel = dropout_mask_kernel;
+  defined_op("dropout_mask").emit_c = c_dropout_mask();
   drop.traits.random = true;
   drop.not_differentiable = "integer input (a counter)";
   drop.test.grad_order = 0;
@@ -313,6 +434,7 @@ void register_creation_ops() {
     return Type{attrs.dtype("dtype"), in[0].shape};
   };
   cast_op.kernel = cast_kernel;
+  defined_op("cast").emit_c = c_expr([](const CExprArgs& a) { return c_convert(a.dtype, a.in_dtypes[0], a.in[0]); });
   cast_op.vjp = [](const VjpArgs& a) {
     DType from = a.in[0].dtype();
     if (!is_float(from) || !is_float(a.out.dtype())) return grads({Value{}});

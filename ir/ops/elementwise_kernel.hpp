@@ -30,11 +30,38 @@ template <class Out, class In, class F, std::size_t... I>
 void map_chunks(const KernelArgs& a, F& f, std::index_sequence<I...>) {
   const std::int64_t n = a.out.numel();
   Out* out = a.out.data<Out>();
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) {
+  auto chunk = [&](std::int64_t c0) {
     const std::int64_t len = std::min(kChunk, n - c0);
     auto o = adapt(out + c0, len);
     xt::noalias(o) = f(adapt(const_cast<In*>(a.in[I]->template data<In>()) + c0, len)...);
+  };
+  if (n >= kParallelMin) {  // see parallel_for: no OpenMP region for small arrays
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) chunk(c0);
+  } else {
+    for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) chunk(c0);
+  }
+}
+
+// body(i) for i in [0, n): in parallel from kParallelMin elements. Smaller loops do not
+// enter an OpenMP region at all: starting and ending one costs a futex system call even
+// on one thread (microseconds on a VM), which dominated small and tiled (fused) kernels.
+// Simd: the loop has no dependences and no libm calls (no vector-libm substitutions).
+template <bool Simd = false, class F>
+void parallel_for(std::int64_t n, F&& body) {
+  if (n >= kParallelMin) {
+    if constexpr (Simd) {
+#pragma omp parallel for simd
+      for (std::int64_t i = 0; i < n; ++i) body(i);
+    } else {
+#pragma omp parallel for
+      for (std::int64_t i = 0; i < n; ++i) body(i);
+    }
+  } else if constexpr (Simd) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) body(i);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) body(i);
   }
 }
 

@@ -347,6 +347,135 @@ OpDef& def_index_op(const char* name, const char* doc, int arity, InferFn infer,
   return d;
 }
 
+// ---- C99 emission ----------------------------------------------------------------------
+
+std::string c_add(DType t, const std::string& a, const std::string& b) {  // wrapping for i64
+  if (t == i64) return "(int64_t)((uint64_t)(" + a + ") + (uint64_t)(" + b + "))";
+  return a + " + " + b;
+}
+
+// Checks every index before any element moves: an index outside [0, bound) leaves the
+// entry function with this node's error code.
+void c_check_indices(const CLoopArgs& a, const std::string& idx, std::int64_t count, std::int64_t bound) {
+  if (count == 0) return;
+  a.w.open("for (int64_t p = 0; p < " + std::to_string(count) + "; ++p)");
+  a.w.line("if (" + idx + "[p] < 0 || " + idx + "[p] >= " + std::to_string(bound) + ") " + a.fail);
+  a.w.close();
+}
+
+void c_copy_input(const CLoopArgs& a, std::size_t k) {
+  const std::int64_t n = a.node.type.numel();
+  if (n == 0) return;
+  c_for(a.w, "i", n, n, true);
+  a.w.line(a.out + "[i] = " + a.in[k] + "[i];");
+  a.w.close();
+}
+
+// gather / scatter_add: position p of the index reads/writes dim `axis` at index[p].
+std::string c_indexed_offset(const Shape& index_shape, const Shape& x_shape, std::int64_t axis, const std::string& idx) {
+  auto xs = strides_of(x_shape);
+  const std::int64_t step = xs[static_cast<std::size_t>(axis)];
+  xs[static_cast<std::size_t>(axis)] = 0;
+  return c_offset("p", index_shape, xs) + " + " + idx + "[p] * " + std::to_string(step);
+}
+
+EmitC c_gather() {
+  return c_loops([](const CLoopArgs& a) {
+    const std::int64_t axis = axis_of(a.node.attrs), n = a.node.type.numel();
+    const Shape& xs = a.in_types[0].shape;
+    if (n == 0) return;
+    c_check_indices(a, a.in[1], n, xs[static_cast<std::size_t>(axis)]);
+    c_for(a.w, "p", n, n, false);
+    a.w.line(a.out + "[p] = " + a.in[0] + "[" + c_indexed_offset(a.in_types[1].shape, xs, axis, a.in[1]) + "];");
+    a.w.close();
+  });
+}
+
+EmitC c_scatter_add() {
+  return c_loops([](const CLoopArgs& a) {
+    const std::int64_t axis = axis_of(a.node.attrs), n = a.in_types[1].numel();
+    const Shape& bs = a.in_types[0].shape;
+    c_copy_input(a, 0);
+    if (n == 0) return;
+    c_check_indices(a, a.in[1], n, bs[static_cast<std::size_t>(axis)]);
+    a.w.open("for (int64_t p = 0; p < " + std::to_string(n) + "; ++p)");  // serial: duplicates collide
+    const std::string dst = a.out + "[" + c_indexed_offset(a.in_types[1].shape, bs, axis, a.in[1]) + "]";
+    a.w.line(dst + " = " + c_add(a.node.type.dtype, dst, a.in[2] + "[p]") + ";");
+    a.w.close();
+  });
+}
+
+struct OuterInner {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+OuterInner around(const Shape& s, std::int64_t axis) {
+  OuterInner v;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(s.size()); ++d)
+    (d < axis ? v.outer : d == axis ? v.n : v.inner) *= s[static_cast<std::size_t>(d)];
+  return v;
+}
+
+EmitC c_index_select() {
+  return c_loops([](const CLoopArgs& a) {
+    const std::int64_t axis = axis_of(a.node.attrs), L = a.in_types[1].numel();
+    const OuterInner v = around(a.in_types[0].shape, axis);
+    if (a.node.type.numel() == 0) return;
+    c_check_indices(a, a.in[1], L, v.n);
+    const std::string I = std::to_string(v.inner), Ls = std::to_string(L);
+    c_for(a.w, "r", v.outer * L, a.node.type.numel(), false);
+    a.w.line("const int64_t src = ((r / " + Ls + ") * " + std::to_string(v.n) + " + " + a.in[1] + "[r % " + Ls + "]) * " + I + ";");
+    a.w.line("MG_OMP(omp simd)");
+    a.w.line("for (int64_t i = 0; i < " + I + "; ++i) " + a.out + "[r * " + I + " + i] = " + a.in[0] + "[src + i];");
+    a.w.close();
+  });
+}
+
+EmitC c_index_add() {
+  return c_loops([](const CLoopArgs& a) {
+    const std::int64_t axis = axis_of(a.node.attrs), L = a.in_types[1].numel();
+    const OuterInner v = around(a.in_types[0].shape, axis);
+    c_copy_input(a, 0);
+    if (a.in_types[2].numel() == 0) return;
+    c_check_indices(a, a.in[1], L, v.n);
+    const std::string I = std::to_string(v.inner), Ls = std::to_string(L);
+    c_for(a.w, "o", v.outer, v.outer * L * v.inner, false);  // rows of different o never collide
+    a.w.open("for (int64_t j = 0; j < " + Ls + "; ++j)");
+    a.w.line(c_type(a.node.type.dtype) + "* dst = " + a.out + " + (o * " + std::to_string(v.n) + " + " + a.in[1] + "[j]) * " + I + ";");
+    a.w.line("const " + c_type(a.node.type.dtype) + "* from = " + a.in[2] + " + (o * " + Ls + " + j) * " + I + ";");
+    a.w.line("for (int64_t i = 0; i < " + I + "; ++i) dst[i] = " + c_add(a.node.type.dtype, "dst[i]", "from[i]") + ";");
+    a.w.close();
+    a.w.close();
+  });
+}
+
+EmitC c_one_hot() {
+  return c_loops([](const CLoopArgs& a) {
+    const std::int64_t c = a.node.attrs.i64("num_classes"), n = a.in_types[0].numel(), total = a.node.type.numel();
+    c_check_indices(a, a.in[0], n, c);
+    if (total == 0) return;
+    c_for(a.w, "i", total, total, true);
+    a.w.line(a.out + "[i] = 0;");
+    a.w.close();
+    a.w.line("for (int64_t p = 0; p < " + std::to_string(n) + "; ++p) " + a.out + "[p * " + std::to_string(c) + " + " +
+             a.in[0] + "[p]] = 1;");
+  });
+}
+
+EmitC c_cumsum() {
+  return c_loops([](const CLoopArgs& a) {
+    const OuterInner v = around(a.in_types[0].shape, axis_of(a.node.attrs));
+    const DType t = a.node.type.dtype;
+    if (a.node.type.numel() == 0) return;
+    const std::string I = std::to_string(v.inner), N = std::to_string(v.n);
+    c_for(a.w, "q", v.outer * v.inner, a.node.type.numel(), false);
+    a.w.line("const int64_t b = (q / " + I + ") * " + std::to_string(v.n * v.inner) + " + q % " + I + ";");
+    a.w.line(c_type(t) + " acc = 0;");
+    a.w.line("for (int64_t j = 0; j < " + N + "; ++j) { acc = " + c_add(t, "acc", a.in[0] + "[b + j * " + I + "]") +
+             "; " + a.out + "[b + j * " + I + "] = acc; }");
+    a.w.close();
+  });
+}
+
 }  // namespace
 
 void register_index_ops() {
@@ -361,6 +490,7 @@ void register_index_ops() {
         const std::int64_t axis = axis_of(a.node.attrs);
         return grads({scatter_add(zeros_like(a.in[0]), a.in[1], a.cotangent, axis), Value{}});
       });
+  defined_op("gather").emit_c = c_gather();
   ga.test.cases = {
       {{f64_34, Type{i64, {2, 4}}}, {{"axis", 0}}},
       {{f64_23, Type{i64, {2, 5}}}, {{"axis", 1}}},
@@ -378,6 +508,7 @@ void register_index_ops() {
         const std::int64_t axis = axis_of(a.node.attrs);
         return grads({a.cotangent, Value{}, gather(a.cotangent, a.in[1], axis)});
       });
+  defined_op("scatter_add").emit_c = c_scatter_add();
   sa.test.cases = {
       {{f64_34, Type{i64, {2, 4}}, Type{f64, {2, 4}}}, {{"axis", 0}}},
       {{f64_23, Type{i64, {2, 5}}, Type{f64, {2, 5}}}, {{"axis", 1}}},
@@ -393,6 +524,7 @@ void register_index_ops() {
         const std::int64_t axis = axis_of(a.node.attrs);
         return grads({index_add(zeros_like(a.in[0]), a.in[1], a.cotangent, axis), Value{}});
       });
+  defined_op("index_select").emit_c = c_index_select();
   is.test.cases = {
       {{f64_34, Type{i64, {5}}}, {{"axis", 0}}},
       {{f64_23, Type{i64, {2}}}, {{"axis", 1}}},
@@ -408,6 +540,7 @@ void register_index_ops() {
         const std::int64_t axis = axis_of(a.node.attrs);
         return grads({a.cotangent, Value{}, index_select(a.cotangent, a.in[1], axis)});
       });
+  defined_op("index_add").emit_c = c_index_add();
   ia.test.cases = {
       {{f64_34, Type{i64, {5}}, Type{f64, {5, 4}}}, {{"axis", 0}}},
       {{f64_23, Type{i64, {2}}, Type{f64, {2, 2}}}, {{"axis", 1}}},
@@ -422,6 +555,7 @@ void register_index_ops() {
               {"dtype", AttrKind::dtype, AttrValue{DType::f32}}};
   oh.infer = one_hot_infer;
   oh.kernel = one_hot_kernel;
+  defined_op("one_hot").emit_c = c_one_hot();
   oh.not_differentiable = "integer input";
   oh.test.grad_order = 0;
   oh.test.make_input = index_test_input;
@@ -436,6 +570,7 @@ void register_index_ops() {
   cs.attrs = {{"axis", AttrKind::i64, std::nullopt}};
   cs.infer = cumsum_infer;
   cs.kernel = cumsum_kernel;
+  defined_op("cumsum").emit_c = c_cumsum();
   cs.vjp = [](const VjpArgs& a) {  // reversed cumsum of g
     const std::int64_t axis = axis_of(a.node.attrs);
     return grads({flip(cumsum(flip(a.cotangent, {axis}), axis), {axis})});

@@ -205,6 +205,145 @@ Attrs pool_case(I64List kernel, I64List stride, I64List padding) {
   return {{"kernel_size", kernel}, {"stride", stride}, {"padding", padding}};
 }
 
+// ---- C99 emission ----------------------------------------------------------------------
+// Direct loop nests (no im2col scratch: the exported C allocates nothing), one output
+// element per iteration so every loop parallelises without races; accumulation in the
+// element type, as the BLAS kernels.
+
+// Replaces $NAME keys of `s` by geometry numbers.
+std::string c_fill(std::string s, const std::vector<std::pair<std::string, std::string>>& keys) {
+  for (auto& [k, v] : keys)
+    for (std::size_t p; (p = s.find(k)) != std::string::npos;) s.replace(p, k.size(), v);
+  return s;
+}
+std::vector<std::pair<std::string, std::string>> conv_keys(const nn::ConvGeom& g, const CLoopArgs& a) {
+  auto S = [](std::int64_t v) { return std::to_string(v); };
+  // Longer keys first: $Ho before $H.
+  return {{"$OUT", a.out}, {"$Ho", S(g.Ho)}, {"$Wo", S(g.Wo)}, {"$Cg", S(g.C / g.G)}, {"$Og", S(g.O / g.G)}, {"$N", S(g.N)},
+          {"$C", S(g.C)}, {"$H", S(g.H)}, {"$W", S(g.W)}, {"$O", S(g.O)}, {"$kh", S(g.kh)}, {"$kw", S(g.kw)},
+          {"$sh", S(g.sh)}, {"$sw", S(g.sw)}, {"$ph", S(g.ph)}, {"$pw", S(g.pw)}, {"$dh", S(g.dh)},
+          {"$dw", S(g.dw)}, {"$T", c_type(a.node.type.dtype)}};
+}
+
+void c_conv_loop(const CLoopArgs& a, const nn::ConvGeom& g, std::int64_t count, const std::string& body) {
+  if (count == 0) return;
+  c_for(a.w, "t", count, count * g.kh * g.kw * (g.C / g.G), false);
+  a.w.raw(c_fill(body, conv_keys(g, a)));
+  a.w.close();
+}
+
+EmitC c_conv2d() {
+  return c_loops([](const CLoopArgs& a) {
+    const nn::ConvGeom g = nn::conv_geom(a.in_types[0].shape, a.in_types[1].shape, a.node.type.shape, a.node.attrs);
+    c_conv_loop(a, g, a.node.type.numel(),
+                "    const int64_t n = t / ($O * $Ho * $Wo), o = (t / ($Ho * $Wo)) % $O, i = (t / $Wo) % $Ho, j = t % $Wo;\n"
+                "    const int64_t c0 = (o / $Og) * $Cg;\n    $T acc = 0;\n"
+                "    for (int64_t c = 0; c < $Cg; ++c)\n      for (int64_t p = 0; p < $kh; ++p) {\n"
+                "        const int64_t h = i * $sh - $ph + p * $dh;\n        if (h < 0 || h >= $H) continue;\n"
+                "        for (int64_t q = 0; q < $kw; ++q) {\n          const int64_t w = j * $sw - $pw + q * $dw;\n"
+                "          if (w >= 0 && w < $W) acc += " + a.in[0] + "[((n * $C + c0 + c) * $H + h) * $W + w] * " + a.in[1] +
+                "[((o * $Cg + c) * $kh + p) * $kw + q];\n        }\n      }\n    $OUT[t] = acc;\n");
+  });
+}
+
+EmitC c_conv2d_input_grad() {
+  return c_loops([](const CLoopArgs& a) {
+    const nn::ConvGeom g = nn::conv_geom(a.node.type.shape, a.in_types[1].shape, a.in_types[0].shape, a.node.attrs);
+    c_conv_loop(a, g, a.node.type.numel(),
+                "    const int64_t n = t / ($C * $H * $W), ch = (t / ($H * $W)) % $C, h = (t / $W) % $H, w = t % $W;\n"
+                "    const int64_t o0 = (ch / $Cg) * $Og, c = ch % $Cg;\n    $T acc = 0;\n"
+                "    for (int64_t p = 0; p < $kh; ++p) {\n      const int64_t hn = h + $ph - p * $dh;\n"
+                "      if (hn < 0 || hn % $sh != 0 || hn / $sh >= $Ho) continue;\n"
+                "      for (int64_t q = 0; q < $kw; ++q) {\n        const int64_t wn = w + $pw - q * $dw;\n"
+                "        if (wn < 0 || wn % $sw != 0 || wn / $sw >= $Wo) continue;\n"
+                "        for (int64_t o = o0; o < o0 + $Og; ++o) acc += " + a.in[0] +
+                "[((n * $O + o) * $Ho + hn / $sh) * $Wo + wn / $sw] * " + a.in[1] + "[((o * $Cg + c) * $kh + p) * $kw + q];\n"
+                "      }\n    }\n    $OUT[t] = acc;\n");
+  });
+}
+
+EmitC c_conv2d_weight_grad() {
+  return c_loops([](const CLoopArgs& a) {
+    const nn::ConvGeom g = nn::conv_geom(a.in_types[0].shape, a.node.type.shape, a.in_types[1].shape, a.node.attrs);
+    c_conv_loop(a, g, a.node.type.numel(),
+                "    const int64_t o = t / ($Cg * $kh * $kw), c = (t / ($kh * $kw)) % $Cg, p = (t / $kw) % $kh, q = t % $kw;\n"
+                "    const int64_t ch = (o / $Og) * $Cg + c;\n    $T acc = 0;\n"
+                "    for (int64_t n = 0; n < $N; ++n)\n      for (int64_t i = 0; i < $Ho; ++i) {\n"
+                "        const int64_t h = i * $sh - $ph + p * $dh;\n        if (h < 0 || h >= $H) continue;\n"
+                "        for (int64_t j = 0; j < $Wo; ++j) {\n          const int64_t w = j * $sw - $pw + q * $dw;\n"
+                "          if (w >= 0 && w < $W) acc += " + a.in[0] + "[((n * $C + ch) * $H + h) * $W + w] * " + a.in[1] +
+                "[((n * $O + o) * $Ho + i) * $Wo + j];\n        }\n      }\n    $OUT[t] = acc;\n");
+  });
+}
+
+// Pooling: one (n, c) plane per iteration; `win` opens the window (h0, h1, w0, w1 clipped,
+// hs, ws unclipped) of output o = i * Wo + j; `amax` finds its first maximum `best`.
+constexpr const char* kCWindow =
+    "        const int64_t hs = i * $sh - $ph, ws = j * $sw - $pw;\n"
+    "        const int64_t h0 = hs > 0 ? hs : 0, h1 = hs + $kh < $H ? hs + $kh : $H;\n"
+    "        const int64_t w0 = ws > 0 ? ws : 0, w1 = ws + $kw < $W ? ws + $kw : $W;\n";
+constexpr const char* kCArgmax =
+    "        int64_t best = h0 * $W + w0;\n        $T m = -$INF;\n"
+    "        for (int64_t h = h0; h < h1; ++h)\n          for (int64_t c = w0; c < w1; ++c) {\n"
+    "            const $T v = x[h * $W + c];\n            if (v > m || v != v) { m = v; best = h * $W + c; }\n          }\n";
+
+void c_pool(const CLoopArgs& a, const nn::PoolGeom& g, const std::string& pre, const std::string& per_window) {
+  auto S = [](std::int64_t v) { return std::to_string(v); };
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"$Ho", S(g.Ho)}, {"$Wo", S(g.Wo)}, {"$H", S(g.H)}, {"$W", S(g.W)}, {"$kh", S(g.kh)}, {"$kw", S(g.kw)},
+      {"$sh", S(g.sh)}, {"$sw", S(g.sw)}, {"$ph", S(g.ph)}, {"$pw", S(g.pw)}, {"$T", c_type(a.node.type.dtype)},
+      {"$INF", a.node.type.dtype == f32 ? "INFINITY" : "(double)INFINITY"}};
+  if (g.planes == 0) return;
+  c_for(a.w, "pl", g.planes, g.planes * g.Ho * g.Wo * g.kh * g.kw, false);
+  a.w.raw(c_fill(pre + "    for (int64_t i = 0; i < $Ho; ++i)\n      for (int64_t j = 0; j < $Wo; ++j) {\n" + kCWindow +
+                     per_window + "      }\n",
+                 keys));
+  a.w.close();
+}
+
+EmitC c_max_pool(int kind) {  // 0: max_pool2d, 1: its grad, 2: select
+  return c_loops([kind](const CLoopArgs& a) {
+    const Shape& x = a.in_types[0].shape;
+    const Shape& y = kind == 1 ? a.in_types[1].shape : a.node.type.shape;
+    const nn::PoolGeom g = nn::pool_geom(x, y, a.node.attrs);
+    std::string pre = "    const $T* x = " + a.in[0] + " + pl * $H * $W;\n";
+    std::string body = kCArgmax;
+    if (kind == 0) {
+      pre += "    $T* y = " + a.out + " + pl * $Ho * $Wo;\n";
+      body += "        y[i * $Wo + j] = x[best];\n";
+    } else if (kind == 1) {
+      pre += "    const $T* gy = " + a.in[1] + " + pl * $Ho * $Wo;\n    $T* dx = " + a.out +
+             " + pl * $H * $W;\n    for (int64_t e = 0; e < $H * $W; ++e) dx[e] = 0;\n";
+      body += "        dx[best] += gy[i * $Wo + j];\n";
+    } else {
+      pre += "    const $T* d = " + a.in[1] + " + pl * $H * $W;\n    $T* y = " + a.out + " + pl * $Ho * $Wo;\n";
+      body += "        y[i * $Wo + j] = d[best];\n";
+    }
+    c_pool(a, g, pre, body);
+  });
+}
+
+EmitC c_avg_pool(bool grad) {
+  return c_loops([grad](const CLoopArgs& a) {
+    const Shape& x = grad ? a.node.type.shape : a.in_types[0].shape;
+    const Shape& y = grad ? a.in_types[0].shape : a.node.type.shape;
+    const nn::PoolGeom g = nn::pool_geom(x, y, a.node.attrs);
+    const std::string div = a.node.attrs.boolean("count_include_pad")
+        ? "(($T)(((hs + $kh < $H + $ph ? hs + $kh : $H + $ph) - hs) * ((ws + $kw < $W + $pw ? ws + $kw : $W + $pw) - ws)))"
+        : "(($T)((h1 - h0) * (w1 - w0)))";
+    if (!grad) {
+      c_pool(a, g, "    const $T* x = " + a.in[0] + " + pl * $H * $W;\n    $T* y = " + a.out + " + pl * $Ho * $Wo;\n",
+             "        $T s = 0;\n        for (int64_t h = h0; h < h1; ++h)\n"
+             "          for (int64_t c = w0; c < w1; ++c) s += x[h * $W + c];\n        y[i * $Wo + j] = s / " + div + ";\n");
+    } else {
+      c_pool(a, g, "    const $T* gy = " + a.in[0] + " + pl * $Ho * $Wo;\n    $T* dx = " + a.out +
+                       " + pl * $H * $W;\n    for (int64_t e = 0; e < $H * $W; ++e) dx[e] = 0;\n",
+             "        const $T v = gy[i * $Wo + j] / " + div + ";\n        for (int64_t h = h0; h < h1; ++h)\n"
+             "          for (int64_t c = w0; c < w1; ++c) dx[h * $W + c] += v;\n");
+    }
+  });
+}
+
 }  // namespace
 
 // ---- typed builders (nn.hpp) ----------------------------------------------------------
@@ -248,6 +387,7 @@ void register_nn_ops() {
   conv.attrs = conv_schema();
   conv.infer = conv2d_infer;
   conv.kernel = nn::conv2d_kernel;
+  conv.emit_c = c_conv2d();
   conv.vjp = [](const VjpArgs& a) {
     const Attrs c = conv_attrs(a.node.attrs);
     const Value x = a.in[0], w = a.in[1], dy = a.cotangent;
@@ -271,6 +411,7 @@ void register_nn_ops() {
   cin.attrs = plus(conv_schema(), {"input_size", AttrKind::i64_list, std::nullopt});
   cin.infer = conv2d_input_grad_infer;
   cin.kernel = nn::conv2d_input_grad_kernel;
+  cin.emit_c = c_conv2d_input_grad();
   cin.vjp = [](const VjpArgs& a) {  // <dz, input_grad(g, w)> = T(dz, w, g)
     const Attrs c = conv_attrs(a.node.attrs);
     const Value g = a.in[0], w = a.in[1], dz = a.cotangent;
@@ -298,6 +439,7 @@ void register_nn_ops() {
   cw.attrs = plus(conv_schema(), {"kernel_size", AttrKind::i64_list, std::nullopt});
   cw.infer = conv2d_weight_grad_infer;
   cw.kernel = nn::conv2d_weight_grad_kernel;
+  cw.emit_c = c_conv2d_weight_grad();
   cw.vjp = [](const VjpArgs& a) {  // <du, weight_grad(x, g)> = T(x, du, g)
     const Attrs c = conv_attrs(a.node.attrs);
     const Value x = a.in[0], g = a.in[1], du = a.cotangent;
@@ -324,6 +466,7 @@ void register_nn_ops() {
   mp.attrs = pool_schema();
   mp.infer = pool_infer;
   mp.kernel = nn::max_pool2d_kernel;
+  mp.emit_c = c_max_pool(0);
   mp.vjp = [](const VjpArgs& a) {
     return grads({make_op("max_pool2d_grad", {a.in[0], a.cotangent}, pool_attrs(a.node.attrs))});
   };
@@ -343,6 +486,7 @@ void register_nn_ops() {
   mpg.attrs = pool_schema();
   mpg.infer = max_pool2d_grad_infer;
   mpg.kernel = nn::max_pool2d_grad_kernel;
+  mpg.emit_c = c_max_pool(1);
   mpg.vjp = [](const VjpArgs& a) {  // linear in g; x only picks positions (zero derivative)
     return grads({Value{}, make_op("max_pool2d_select", {a.in[0], a.cotangent}, pool_attrs(a.node.attrs))});
   };
@@ -361,6 +505,7 @@ void register_nn_ops() {
   mps.attrs = pool_schema();
   mps.infer = max_pool2d_select_infer;
   mps.kernel = nn::max_pool2d_select_kernel;
+  mps.emit_c = c_max_pool(2);
   mps.vjp = [](const VjpArgs& a) {  // linear in d, adjoint of max_pool2d_grad
     return grads({Value{}, make_op("max_pool2d_grad", {a.in[0], a.cotangent}, pool_attrs(a.node.attrs))});
   };
@@ -378,6 +523,7 @@ void register_nn_ops() {
   ap.attrs = plus(pool_schema(), {"count_include_pad", AttrKind::boolean, AttrValue{true}});
   ap.infer = pool_infer;
   ap.kernel = nn::avg_pool2d_kernel;
+  ap.emit_c = c_avg_pool(false);
   ap.vjp = [](const VjpArgs& a) {
     return grads({make_op("avg_pool2d_grad", {a.cotangent},
                           with(avg_attrs(a.node.attrs), "input_size", spatial(a.in[0])))});
@@ -397,6 +543,7 @@ void register_nn_ops() {
                    {"input_size", AttrKind::i64_list, std::nullopt});
   apg.infer = avg_pool2d_grad_infer;
   apg.kernel = nn::avg_pool2d_grad_kernel;
+  apg.emit_c = c_avg_pool(true);
   apg.vjp = [](const VjpArgs& a) {
     return grads({make_op("avg_pool2d", {a.cotangent}, avg_attrs(a.node.attrs))});
   };

@@ -71,6 +71,106 @@ std::int64_t padded_len(std::int64_t d, std::int64_t low, std::int64_t high, std
 
 Type with_shape(const Type& t, Shape s) { return Type{t.dtype, std::move(s)}; }
 
+// ---- C99 emission ----------------------------------------------------------------------
+
+// out[i] = in[i]: reshapes move no element.
+EmitC c_copy() {
+  return c_loops([](const CLoopArgs& a) {
+    const std::int64_t n = a.node.type.numel();
+    if (n == 0) return;
+    c_for(a.w, "i", n, n, true);
+    a.w.line(a.out + "[i] = " + a.in[0] + "[i];");
+    a.w.close();
+  });
+}
+
+// out (contiguous) = in read at `offset` with per-output-axis `src` strides.
+void c_gather(const CLoopArgs& a, std::int64_t offset, const std::vector<std::int64_t>& src) {
+  c_strided_copy(a.w, a.out, 0, strides_of(a.node.type.shape), a.in[0], offset, src, a.node.type.shape);
+}
+
+EmitC c_permute() {
+  return c_loops([](const CLoopArgs& a) {
+    const auto xs = strides_of(a.in_types[0].shape);
+    std::vector<std::int64_t> src;
+    for (auto p : a.node.attrs.list("perm")) src.push_back(xs[static_cast<std::size_t>(p)]);
+    c_gather(a, 0, src);
+  });
+}
+
+EmitC c_broadcast() {
+  return c_loops([](const CLoopArgs& a) {
+    const Shape& x = a.in_types[0].shape;
+    const Shape& s = a.node.type.shape;
+    const auto xs = strides_of(x);
+    const std::size_t lead = s.size() - x.size();
+    std::vector<std::int64_t> src(s.size(), 0);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i] == s[lead + i]) src[lead + i] = xs[i];
+    c_gather(a, 0, src);
+  });
+}
+
+EmitC c_slice() {
+  return c_loops([](const CLoopArgs& a) {
+    const I64List &b = a.node.attrs.list("starts"), &st = a.node.attrs.list("steps");
+    auto xs = strides_of(a.in_types[0].shape);
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      offset += b[i] * xs[i];
+      xs[i] *= st[i];
+    }
+    c_gather(a, offset, xs);
+  });
+}
+
+EmitC c_flip() {
+  return c_loops([](const CLoopArgs& a) {
+    const Shape& x = a.in_types[0].shape;
+    auto xs = strides_of(x);
+    std::int64_t offset = 0;
+    for (auto ax : a.node.attrs.list("axes")) {
+      if (x[ax] > 0) offset += (x[ax] - 1) * xs[ax];
+      xs[ax] = -xs[ax];
+    }
+    c_gather(a, offset, xs);
+  });
+}
+
+EmitC c_pad() {
+  return c_loops([](const CLoopArgs& a) {
+    const Shape& x = a.in_types[0].shape;
+    const I64List &lo = a.node.attrs.list("low"), &it = a.node.attrs.list("interior");
+    const std::int64_t n = a.node.type.numel();
+    if (n != numel(x)) {
+      c_for(a.w, "i", n, n, true);
+      a.w.line(a.out + "[i] = " + c_lit(a.node.attrs.f64("value"), a.node.type.dtype) + ";");
+      a.w.close();
+    }
+    auto os = strides_of(a.node.type.shape);
+    std::int64_t offset = 0;
+    std::vector<std::int64_t> ds(os.size());
+    for (std::size_t i = 0; i < os.size(); ++i) {
+      offset += lo[i] * os[i];
+      ds[i] = os[i] * (it[i] + 1);
+    }
+    c_strided_copy(a.w, a.out, offset, ds, a.in[0], 0, strides_of(x), x);
+  });
+}
+
+EmitC c_concat() {
+  return c_loops([](const CLoopArgs& a) {
+    const auto axis = static_cast<std::size_t>(a.node.attrs.i64("axis"));
+    const auto os = strides_of(a.node.type.shape);
+    std::int64_t at = 0;
+    for (std::size_t k = 0; k < a.in.size(); ++k) {
+      const Shape& s = a.in_types[k].shape;
+      c_strided_copy(a.w, a.out, at * os[axis], os, a.in[k], 0, strides_of(s), s);
+      at += s[axis];
+    }
+  });
+}
+
 void def_reshapes() {
   OpDef& reshape_op = define_op("reshape");
   reshape_op.doc = "same elements in row-major order, new shape; numel must match (no -1: the DSL resolves it)";
@@ -82,6 +182,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   reshape_op.kernel = copy_bytes;
+  defined_op("reshape").emit_c = c_copy();
   reshape_op.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   reshape_op.test.cases = {
       {{Type{f64, {2, 3}}}, {{"shape", I64List{3, 2}}}},
@@ -103,6 +204,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   sq.kernel = copy_bytes;
+  defined_op("squeeze").emit_c = c_copy();
   sq.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   sq.test.cases = {
       {{Type{f64, {2, 1, 3, 1}}}, {{"axes", I64List{1, 3}}}},
@@ -122,6 +224,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   usq.kernel = copy_bytes;
+  defined_op("unsqueeze").emit_c = c_copy();
   usq.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   usq.test.cases = {
       {{Type{f64, {2, 3}}}, {{"axes", I64List{0, 3}}}},
@@ -148,6 +251,7 @@ void def_permute_broadcast() {
     for (auto a : p) src.push_back(in_strides[a]);
     gather_into_out(k, 0, std::move(src));
   };
+  defined_op("permute").emit_c = c_permute();
   perm.vjp = [](const VjpArgs& a) {
     const I64List& p = a.node.attrs.list("perm");
     I64List inv(p.size());
@@ -185,6 +289,7 @@ void def_permute_broadcast() {
       if (x[i] == s[lead + i]) src[lead + i] = xs[i];
     gather_into_out(k, 0, std::move(src));
   };
+  defined_op("broadcast_to").emit_c = c_broadcast();
   bc.vjp = [](const VjpArgs& a) { return grads({sum_to(a.cotangent, a.in[0].shape())}); };
   bc.test.cases = {
       {{Type{f64, {3}}}, {{"shape", I64List{2, 3}}}},
@@ -224,6 +329,7 @@ void def_slice_pad() {
     }
     gather_into_out(k, offset, std::move(xs));
   };
+  defined_op("slice").emit_c = c_slice();
   sl.vjp = [](const VjpArgs& a) {  // scatter back: pad with step-1 zeros between the picks
     const I64List &b = a.node.attrs.list("starts"), &st = a.node.attrs.list("steps");
     const Shape &x = a.in[0].shape(), &o = a.out.shape();
@@ -285,6 +391,7 @@ void def_slice_pad() {
     }
     strided_copy(bytes(k.out) + offset * static_cast<std::int64_t>(elem_size(x)), bytes(x), elem_size(x), box);
   };
+  defined_op("pad").emit_c = c_pad();
   pd.vjp = [](const VjpArgs& a) {  // pick the input's positions back out
     const I64List &lo = a.node.attrs.list("low"), &it = a.node.attrs.list("interior");
     const Shape& x = a.in[0].shape();
@@ -336,6 +443,7 @@ void def_concat_flip() {
       at += x->shape()[axis];
     }
   };
+  defined_op("concat").emit_c = c_concat();
   cat.vjp = [](const VjpArgs& a) {
     const auto axis = static_cast<std::size_t>(a.node.attrs.i64("axis"));
     const Shape& o = a.out.shape();
@@ -371,6 +479,7 @@ void def_concat_flip() {
     }
     gather_into_out(k, offset, std::move(xs));
   };
+  defined_op("flip").emit_c = c_flip();
   fl.vjp = [](const VjpArgs& a) { return grads({flip(a.cotangent, a.node.attrs.list("axes"))}); };
   fl.test.cases = {
       {{Type{f64, {2, 3}}}, {{"axes", I64List{1}}}},

@@ -227,6 +227,56 @@ Value sum_along(Value v, std::int64_t axis) {
   return broadcast_to(reduce_sum(v, {axis}, true), v.shape());
 }
 
+// ---- C99 emission ----------------------------------------------------------------------
+
+// One (outer, inner) column per iteration: p = x + b walks the axis with stride `inner`.
+void c_columns(const CLoopArgs& a, const std::string& body) {
+  const AxisView v = axis_view(a.in_types[0].shape, a.node.attrs.i64("axis"));
+  if (v.outer * v.inner == 0 || v.len == 0) return;
+  c_for(a.w, "t", v.outer * v.inner, v.outer * v.len * v.inner, false);
+  a.w.line("const int64_t b = (t / " + std::to_string(v.inner) + ") * " + std::to_string(v.len * v.inner) + " + t % " +
+           std::to_string(v.inner) + ";");
+  std::string s = body;
+  for (auto [key, val] : {std::pair<std::string, std::string>{"$LEN", std::to_string(v.len)},
+                          {"$IN", std::to_string(v.inner)}, {"$T", c_type(a.in_types[0].dtype)},
+                          {"$X", a.in[0]}, {"$O", a.out}}) {
+    for (std::size_t p; (p = s.find(key)) != std::string::npos;) s.replace(p, key.size(), val);
+  }
+  a.w.raw(s);
+  a.w.close();
+}
+
+template <bool Log>
+EmitC c_softmax() {
+  return c_loops([](const CLoopArgs& a) {
+    const DType t = a.node.type.dtype;
+    const std::string inf = t == f32 ? "INFINITY" : "(double)INFINITY", ex = c_math("exp", t);
+    std::string body =
+        "    $T m = -" + inf + ";\n    double s = 0;\n    int64_t r;\n"
+        "    for (r = 0; r < $LEN; ++r) { const $T x = $X[b + r * $IN]; if ((x > m) | (x != x)) m = x; }\n"
+        "    for (r = 0; r < $LEN; ++r) { const $T e = " + ex + "($X[b + r * $IN] - m); $O[b + r * $IN] = e; s += (double)e; }\n";
+    if (Log)
+      body += "    { const $T ls = ($T)log(s);\n      for (r = 0; r < $LEN; ++r) $O[b + r * $IN] = ($X[b + r * $IN] - m) - ls; }\n";
+    else
+      body += "    { const $T inv = ($T)(1.0 / s);\n      for (r = 0; r < $LEN; ++r) $O[b + r * $IN] *= inv; }\n";
+    c_columns(a, body);
+  });
+}
+
+// argmax/argmin: the first extreme along the axis; a NaN counts as the extreme.
+EmitC c_arg(bool max) {
+  return c_loops([max](const CLoopArgs& a) {
+    const AxisView v = axis_view(a.in_types[0].shape, a.node.attrs.i64("axis"));
+    const std::string cmp = max ? ">" : "<";
+    // Outputs are laid out (outer, inner): the column index t is the output index.
+    c_columns(a, "    $T best = $X[b];\n    int64_t idx = 0, r;\n"
+                 "    for (r = 1; r < $LEN; ++r) {\n      const $T x = $X[b + r * $IN];\n"
+                 "      if ((x != x) ? (best == best) : (x " + cmp + " best)) { best = x; idx = r; }\n    }\n"
+                 "    $O[t] = idx;\n");
+    (void)v;
+  });
+}
+
 }  // namespace
 
 void register_softmax_ops() {
@@ -237,6 +287,7 @@ void register_softmax_ops() {
                 Value y = a.out, g = a.cotangent;
                 return grads({mul(y, sub(g, sum_along(mul(g, y), a.node.attrs.i64("axis"))))});
               });
+  defined_op("softmax").emit_c = c_softmax<false>();
 
   def_softmax("log_softmax",
               "(x - max) - log(sum(exp(x - max))) along `axis` (rank >= 1); NaN along a slice with a "
@@ -245,16 +296,19 @@ void register_softmax_ops() {
                 Value g = a.cotangent;
                 return grads({sub(g, mul(exp(a.out), sum_along(g, a.node.attrs.i64("axis"))))});
               });
+  defined_op("log_softmax").emit_c = c_softmax<true>();
 
   def_arg("argmax",
           "index (i64) of the first maximum along `axis` (f32/f64/i64 input); NaN counts as the "
           "maximum; rank >= 1 and a non-empty axis required",
           arg_kernel<true>);
+  defined_op("argmax").emit_c = c_arg(true);
 
   def_arg("argmin",
           "index (i64) of the first minimum along `axis` (f32/f64/i64 input); NaN counts as the "
           "minimum; rank >= 1 and a non-empty axis required",
           arg_kernel<false>);
+  defined_op("argmin").emit_c = c_arg(false);
 }
 
 }  // namespace mg::ir

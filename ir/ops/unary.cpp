@@ -29,8 +29,25 @@ OpDef& def_unary(const char* name, const char* doc, Dtypes dtypes, KernelFn kern
   d.infer = same_type(dtypes);
   d.kernel = std::move(kernel);
   d.vjp = std::move(vjp);
+  d.smt = smt_uninterpreted(name);  // family default; exact ops override it
   d.test.domain = domain;
   return d;
+}
+
+// Z3 semantics shared by several entries (ir/smt.hpp).
+SmtTerm smt_exp(SmtBuilder& b, SmtTerm x) {  // e^x > 0 and log(e^x) = x over the reals
+  SmtTerm e = b.apply("exp", std::span(&x, 1));
+  if (b.theory() == SmtTheory::real) {
+    b.assume(b.lt(b.num(0), e));
+    b.assume(b.eq(b.apply("log", std::span(&e, 1)), x));
+  }
+  return e;
+}
+SmtTerm smt_log(SmtBuilder& b, SmtTerm x) {  // x > 0 implies e^(log x) = x over the reals
+  SmtTerm l = b.apply("log", std::span(&x, 1));
+  if (b.theory() == SmtTheory::real)
+    b.assume(b.lor(b.lnot(b.lt(b.num(0), x)), b.eq(b.apply("exp", std::span(&l, 1)), x)));
+  return l;
 }
 
 // A kernel calling a scalar libm function per element, for functions whose xsimd version
@@ -44,8 +61,7 @@ KernelFn libm_kernel(F f) {
         const std::int64_t n = k.out.numel();
         const T* x = k.in[0]->data<T>();
         T* o = k.out.data<T>();
-#pragma omp parallel for if (n >= kernels::kParallelMin)
-        for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+        kernels::parallel_for(n, [&](std::int64_t i) { o[i] = f(x[i]); });
       } else {
         MG_ASSERT(false, "kernel: unsupported dtype for " + k.node.op_name());
       }
@@ -63,44 +79,58 @@ Value mask(Value cond, Value like) { return cast(cond, like.dtype()); }
 
 void register_unary_ops() {
   def_unary("neg", "-x", Dtypes::numeric, same_dtype<1, true>([](auto x) { return -x; }),
-            [](const VjpArgs& a) { return grads({neg(a.cotangent)}); });
+            [](const VjpArgs& a) { return grads({neg(a.cotangent)}); })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.neg(in[0]); };
+  defined_op("neg").emit_c = c_expr("-{0}", "(int64_t)(UINT64_C(0) - (uint64_t){0})");
 
   def_unary("exp", "e^x", Dtypes::floats, same_dtype<1>([](auto x) { return xt::exp(x); }),
-            [](const VjpArgs& a) { return chain(a, a.out); });
+            [](const VjpArgs& a) { return chain(a, a.out); })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return smt_exp(b, in[0]); };
+  defined_op("exp").emit_c = c_expr("exp{f}({0})");
 
   def_unary("log", "natural logarithm; -inf at 0, nan below 0", Dtypes::floats,
             same_dtype<1>([](auto x) { return xt::log(x); }),
-            [](const VjpArgs& a) { return grads({div(a.cotangent, a.in[0])}); }, Domain::positive);
+            [](const VjpArgs& a) { return grads({div(a.cotangent, a.in[0])}); }, Domain::positive)
+      .smt = [](SmtBuilder& b, auto in, auto&) { return smt_log(b, in[0]); };
+  defined_op("log").emit_c = c_expr("log{f}({0})");
 
   def_unary("sqrt", "square root; nan below 0", Dtypes::floats,
             same_dtype<1>([](auto x) { return xt::sqrt(x); }),
             [](const VjpArgs& a) { return grads({div(scale(a.cotangent, 0.5), a.out)}); },
-            Domain::positive);
+            Domain::positive)
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.sqrt(in[0]); };
+  defined_op("sqrt").emit_c = c_expr("sqrt{f}({0})");
 
   def_unary("rsqrt", "1/sqrt(x)", Dtypes::floats,
             same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return T(1) / xt::sqrt(x); }),
             [](const VjpArgs& a) {  // d/dx x^-1/2 = -1/2 * y / x
               return grads({mul(scale(a.cotangent, -0.5), div(a.out, a.in[0]))});
             },
-            Domain::positive);
+            Domain::positive)
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.div(b.num(1), b.sqrt(in[0])); };
+  defined_op("rsqrt").emit_c = c_expr("{c:1} / sqrt{f}({0})");
 
   def_unary("sin", "sine (radians)", Dtypes::floats, same_dtype<1>([](auto x) { return xt::sin(x); }),
             [](const VjpArgs& a) { return chain(a, cos(a.in[0])); });
+  defined_op("sin").emit_c = c_expr("sin{f}({0})");
 
   def_unary("cos", "cosine (radians)", Dtypes::floats, same_dtype<1>([](auto x) { return xt::cos(x); }),
             [](const VjpArgs& a) { return chain(a, neg(sin(a.in[0]))); });
+  defined_op("cos").emit_c = c_expr("cos{f}({0})");
 
   def_unary("tanh", "hyperbolic tangent", Dtypes::floats,
             same_dtype<1>([](auto x) { return xt::tanh(x); }),
             [](const VjpArgs& a) {  // 1 - y^2
               return chain(a, sub(full_like(a.out, 1.0), square(a.out)));
             });
+  defined_op("tanh").emit_c = c_expr("tanh{f}({0})");
 
   def_unary("sigmoid", "1/(1+e^-x)", Dtypes::floats,
             same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return T(1) / (T(1) + xt::exp(-x)); }),
             [](const VjpArgs& a) {  // y (1 - y)
               return chain(a, mul(a.out, sub(full_like(a.out, 1.0), a.out)));
             });
+  defined_op("sigmoid").emit_c = c_expr("{c:1} / ({c:1} + exp{f}(-{0}))");
 
   def_unary("relu", "max(x, 0); nan stays nan; gradient 0 at x = 0 (as PyTorch)", Dtypes::floats,
             same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return xt::where(x < T(0), T(0), x); }),
@@ -108,7 +138,9 @@ void register_unary_ops() {
               Value x = a.in[0];
               return chain(a, mask(binary("gt", x, zeros_like(x)), x));
             },
-            Domain::nonzero);
+            Domain::nonzero)
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.ite(b.lt(in[0], b.num(0)), b.num(0), in[0]); };
+  defined_op("relu").emit_c = c_expr("{0} < {c:0} ? {c:0} : {0}");
 
   def_unary("leaky_relu", "x if x > 0 else alpha*x", Dtypes::floats,
             [](const KernelArgs& k) {
@@ -125,6 +157,10 @@ void register_unary_ops() {
             },
             Domain::nonzero)
       .attrs = {{"alpha", AttrKind::f64, AttrValue{0.01}}};
+  defined_op("leaky_relu").emit_c = c_expr("{0} > {c:0} ? {0} : {0} * {a:alpha}");
+  defined_op("leaky_relu").smt = [](SmtBuilder& b, auto in, const Attrs& at) {
+    return b.ite(b.lt(b.num(0), in[0]), in[0], b.mul(in[0], b.num(at.f64("alpha"))));
+  };
 
   def_unary("gelu",
             "x * Phi(x); approximate=\"tanh\" uses 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))",
@@ -160,6 +196,11 @@ void register_unary_ops() {
               return chain(a, add(cdf, mul(x, pdf)));
             })
       .attrs = {{"approximate", AttrKind::string, AttrValue{std::string("none")}}};
+  defined_op("gelu").emit_c = c_expr([](const CExprArgs& a) {
+    return expand_c_expr(a.node.attrs.str("approximate") == "tanh"
+        ? "{c:0.5} * {0} * ({c:1} + tanh{f}({c:0.79788456080286535588} * ({0} + {c:0.044715} * {0} * {0} * {0})))"
+        : "{c:0.5} * {0} * ({c:1} + erf{f}({0} * {c:0.70710678118654752440}))", a);
+  });
 
   def_unary("silu", "x * sigmoid(x)", Dtypes::floats,
             same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return x / (T(1) + xt::exp(-x)); }),
@@ -169,6 +210,7 @@ void register_unary_ops() {
               Value one = full_like(x, 1.0);
               return chain(a, mul(s, add(one, mul(x, sub(one, s)))));
             });
+  defined_op("silu").emit_c = c_expr("{0} / ({c:1} + exp{f}(-{0}))");
 
   def_unary("softplus", "log(1+e^(beta x))/beta; x where beta*x > threshold (as PyTorch)",
             Dtypes::floats,
@@ -187,35 +229,46 @@ void register_unary_ops() {
               return chain(a, where(linear, full_like(x, 1.0), sigmoid(bx)));
             })
       .attrs = {{"beta", AttrKind::f64, AttrValue{1.0}}, {"threshold", AttrKind::f64, AttrValue{20.0}}};
+  defined_op("softplus").emit_c = c_expr("{0} * {a:beta} > {a:threshold} ? {0} : log1p{f}(exp{f}({0} * {a:beta})) / {a:beta}");
 
   def_unary("abs", "|x|; gradient sign(x) (0 at 0)", Dtypes::numeric,
             same_dtype<1, true>([](auto x) { return xt::abs(x); }),
-            [](const VjpArgs& a) { return chain(a, sign(a.in[0])); }, Domain::nonzero);
+            [](const VjpArgs& a) { return chain(a, sign(a.in[0])); }, Domain::nonzero)
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.abs(in[0]); };
+  defined_op("abs").emit_c = c_expr("fabs{f}({0})", "(int64_t)({0} < 0 ? UINT64_C(0) - (uint64_t){0} : (uint64_t){0})");
 
   def_unary("sign", "-1, 0 or 1 (nan stays nan); gradient 0", Dtypes::numeric,
             same_dtype<1, true>([](auto x) { return xt::sign(x); }),
             [](const VjpArgs& a) { return grads({zeros_like(a.in[0])}); }, Domain::nonzero);
+  defined_op("sign").emit_c = c_expr("{0} > {c:0} ? {c:1} : ({0} < {c:0} ? {c:-1} : {0})", "(int64_t)(({0} > 0) - ({0} < 0))");
 
   def_unary("square", "x*x", Dtypes::numeric, same_dtype<1, true>([](auto x) { return x * x; }),
-            [](const VjpArgs& a) { return chain(a, scale(a.in[0], 2.0)); });
+            [](const VjpArgs& a) { return chain(a, scale(a.in[0], 2.0)); })
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.mul(in[0], in[0]); };
+  defined_op("square").emit_c = c_expr("{0} * {0}", "(int64_t)((uint64_t){0} * (uint64_t){0})");
 
   def_unary("reciprocal", "1/x; inf at 0", Dtypes::floats,
             same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return T(1) / x; }),
-            [](const VjpArgs& a) { return chain(a, neg(square(a.out))); }, Domain::nonzero);
+            [](const VjpArgs& a) { return chain(a, neg(square(a.out))); }, Domain::nonzero)
+      .smt = [](SmtBuilder& b, auto in, auto&) { return b.div(b.num(1), in[0]); };
+  defined_op("reciprocal").emit_c = c_expr("{c:1} / {0}");
 
   def_unary("erf", "Gauss error function", Dtypes::floats, libm_kernel([](auto v) { return std::erf(v); }),
             [](const VjpArgs& a) {  // 2/sqrt(pi) e^(-x^2)
               return chain(a, scale(exp(neg(square(a.in[0]))), kTwoOverSqrtPi));
             });
+  defined_op("erf").emit_c = c_expr("erf{f}({0})");
 
   def_unary("log1p", "log(1+x), accurate near 0", Dtypes::floats,
             same_dtype<1>([](auto x) { return xt::log1p(x); }),
             [](const VjpArgs& a) { return grads({div(a.cotangent, add_scalar(a.in[0], 1.0))}); },
             Domain::unit);
+  defined_op("log1p").emit_c = c_expr("log1p{f}({0})");
 
   def_unary("expm1", "e^x - 1, accurate near 0", Dtypes::floats,
             same_dtype<1>([](auto x) { return xt::expm1(x); }),
             [](const VjpArgs& a) { return chain(a, add_scalar(a.out, 1.0)); });
+  defined_op("expm1").emit_c = c_expr("expm1{f}({0})");
 
   OpDef& clamp = def_unary("clamp", "min(max(x, min), max); gradient 1 where min <= x <= max (as PyTorch)",
             Dtypes::floats,
@@ -234,8 +287,13 @@ void register_unary_ops() {
               return chain(a, mask(inside, x));
             },
             Domain::any);
+  defined_op("clamp").emit_c = c_expr("{0} < {a:min} ? {a:min} : ({0} > {a:max} ? {a:max} : {0})");
   clamp.attrs = {{"min", AttrKind::f64, AttrValue{-INFINITY}}, {"max", AttrKind::f64, AttrValue{INFINITY}}};
   clamp.test.cases = {{{Type{DType::f64, {3, 4}}}, {{"min", -0.5}, {"max", 0.5}}}};
+  clamp.smt = [](SmtBuilder& b, auto in, const Attrs& at) {  // the kernel's order of tests
+    SmtTerm lo = b.num(at.f64("min")), hi = b.num(at.f64("max"));
+    return b.ite(b.lt(in[0], lo), lo, b.ite(b.lt(hi, in[0]), hi, in[0]));
+  };
 
   OpDef& lnot = define_op("logical_not");
   lnot.doc = "boolean negation";
@@ -246,7 +304,9 @@ void register_unary_ops() {
     auto* o = k.out.data<std::uint8_t>();
     for (std::int64_t i = 0; i < k.out.numel(); ++i) o[i] = !x[i];
   };
+  defined_op("logical_not").emit_c = c_expr("!{0}");
   lnot.not_differentiable = "boolean output";
+  lnot.smt = [](SmtBuilder& b, auto in, auto&) { return b.lnot(in[0]); };
   lnot.test.grad_order = 0;
   lnot.test.cases = {{{Type{DType::boolean, {3, 4}}}, {}}, {{Type{DType::boolean, {}}}, {}}};
   lnot.test.make_input = [](std::size_t, const Type& t, std::uint64_t seed) {

@@ -90,6 +90,7 @@ TEST_P(EveryOp, RoundTripsWithItsGradientsAndComputesTheSame) {
       if (is_float(t.dtype)) wrt.push_back(v);
     }
     Value out = make_op(g, d, inputs, cases[ci].attrs);
+    if (d.test.attach_regions) d.test.attach_regions(g, out.id);
     g.outputs = {out.id};
     g.output_names = {"y"};
     if (d.test.grad_order > 0 && is_float(out.dtype()) && !wrt.empty()) {

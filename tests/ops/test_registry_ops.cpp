@@ -49,6 +49,7 @@ Built build(const ir::OpDef& d, const ir::OpTestCase& c, std::uint64_t seed) {
                                          : testing::sample(c.inputs[i], d.test.domain, seed + i));
   }
   b.out = ir::make_op(*b.g, d, b.inputs, c.attrs);
+  if (d.test.attach_regions) d.test.attach_regions(*b.g, b.out.id);
   return b;
 }
 

@@ -1,0 +1,156 @@
+// The C99 backend against the interpreter (and OpenBLAS), one process:
+//   (a) MLP 784-128-10 forward, batch 1: median latency, C99 JIT vs interpreter
+//   (b) the MLP training step (batch 128, Adam, one graph): C99 JIT vs interpreter
+//   (c) square f32 GEMM 256/512/1024: GFLOP/s of the standalone export's own loop nest
+//       (no BLAS; compiled -O3 -march=native -fopenmp) vs OpenBLAS sgemm
+// The libtorch side of (a) and (b) is bench/train_step_bench's.   c99_bench [--iters N]
+#include <cblas.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <minigrad/minigrad.hpp>
+#include <minigrad/nn.hpp>
+
+#include "bench/timing.hpp"
+#include "ir/builder.hpp"
+#include "ir/op_registry.hpp"
+#include "runtime/c99/module.hpp"
+
+namespace {
+
+struct Mlp {
+  mg::nn::Linear fc1{784, 128}, fc2{128, 10};
+  mg::Tensor operator()(const mg::Tensor& x) const { return fc2(mg::relu(fc1(x))); }
+};
+
+}  // namespace
+BOOST_HANA_ADAPT_STRUCT(Mlp, fc1, fc2);
+namespace {
+
+using namespace mg;
+
+Array randn(Shape s, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> n(0.f, 1.f);
+  Array a(Type{f32, std::move(s)});
+  for (auto& v : a.span<float>()) v = n(rng);
+  return a;
+}
+
+double forward_ms(Backend b, int iters) {
+  Mlp model;
+  Graph g;
+  nn::bind(model, g, 0);
+  Tensor x = g.input("x", f32, {1, 784});
+  Executable exe = nn::compile_with_parameters(g, {model(x)}, nn::parameters(model, true), b);
+  Array xv = randn({1, 784}, 1);
+  return bench::median_ms([&] { exe.run({{"x", xv}}); }, 50, iters);
+}
+
+double train_ms(Backend b, int iters) {
+  Mlp model;
+  Graph g;
+  nn::bind(model, g, 0);
+  Tensor x = g.input("x", f32, {128, 784});
+  Tensor y = g.input("y", i64, {128});
+  auto step = nn::compile_train(g, nn::cross_entropy(model(x), y), model, nn::Adam{.lr = 1e-3}, {.backend = b});
+  Array xv = randn({128, 784}, 2), yv(Type{i64, {128}});
+  for (std::int64_t i = 0; i < 128; ++i) yv.data<std::int64_t>()[i] = i % 10;
+  return bench::median_ms([&] { step.run({{"x", xv}, {"y", yv}}); }, 5, iters);
+}
+
+// A standalone export (no BLAS, static arena) compiled -O3 -march=native -fopenmp as a
+// shared object; returns its entry point.
+void* standalone_entry(const ir::Graph& g, const std::vector<ir::NodeId>& outs, const std::string& name,
+                       const std::filesystem::path& dir, rt::c99::Options o = {}) {
+  o.name = name;
+  const rt::c99::Module m = rt::c99::emit_module(g, outs, {}, o);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / (m.name + ".h")) << m.header;
+  std::ofstream(dir / (m.name + ".c")) << m.source;
+  const std::string so = (dir / (m.name + ".so")).string();
+  const std::string cmd = "cc -std=c99 -O3 -march=native -fopenmp -fPIC -shared -I" + dir.string() + " " +
+                          (dir / (m.name + ".c")).string() + " -o " + so + " -lm";
+  if (std::system(cmd.c_str()) != 0) {
+    std::fprintf(stderr, "failed: %s\n", cmd.c_str());
+    std::exit(1);
+  }
+  void* h = dlopen(so.c_str(), RTLD_NOW);
+  if (!h) {
+    std::fprintf(stderr, "dlopen: %s\n", dlerror());
+    std::exit(1);
+  }
+  return dlsym(h, (m.name + "_run").c_str());
+}
+
+using GemmFn = int (*)(const float*, const float*, float*);
+GemmFn standalone_gemm(std::int64_t n, const std::filesystem::path& dir) {
+  ir::Graph g;
+  ir::Value a = g.add_input("a", Type{f32, {n, n}}), b = g.add_input("b", Type{f32, {n, n}});
+  ir::Value c = ir::make_op(g, ir::op("matmul"), {a, b});
+  return reinterpret_cast<GemmFn>(standalone_entry(g, {c.id}, "gemm" + std::to_string(n), dir));
+}
+
+// (a) without the Executable API: the standalone export of the forward graph (weights
+// embedded) called through its C entry, as a board's firmware would.
+double forward_direct_ms(int iters, const std::filesystem::path& dir) {
+  Mlp model;
+  Graph g;
+  nn::bind(model, g, 0);
+  Tensor x = g.input("x", f32, {1, 784});
+  Tensor y = model(x);
+  rt::c99::Options o;
+  for (nn::Parameter* p : nn::parameters(model, true)) o.weights.emplace(p->name, p->value);
+  using Fn = int (*)(const float*, float*);
+  auto fn = reinterpret_cast<Fn>(standalone_entry(g.ir(), {y.value().id}, "mlp_fwd", dir, o));
+  Array xv = randn({1, 784}, 1), out(Type{f32, {1, 10}});
+  return bench::median_ms([&] { fn(xv.data<float>(), out.data<float>()); }, 50, iters);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iters = 200;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
+
+  std::printf("(a) MLP 784-128-10 forward, batch 1 (median of %d)\n", iters);
+  const double fi = forward_ms(Backend::interpreter, iters), fc = forward_ms(Backend::c99, iters);
+  std::printf("    interpreter %8.4f ms   c99 %8.4f ms   c99/interpreter %.3f\n", fi, fc, fc / fi);
+  const auto dir = std::filesystem::temp_directory_path() / ("mg_c99_bench_" + std::to_string(::getpid()));
+  const double fd = forward_direct_ms(iters, dir);
+  std::printf("    standalone export called directly (weights embedded, no BLAS) %8.4f ms\n", fd);
+
+  const int titers = std::max(10, iters / 10);
+  std::printf("(b) MLP training step, batch 128, Adam (median of %d)\n", titers);
+  const double ti = train_ms(Backend::interpreter, titers), tc = train_ms(Backend::c99, titers);
+  std::printf("    interpreter %8.3f ms   c99 %8.3f ms   c99/interpreter %.3f\n", ti, tc, tc / ti);
+
+  std::printf("(c) square f32 GEMM: standalone C loop nest vs OpenBLAS (GFLOP/s)\n");
+  for (std::int64_t n : {256, 512, 1024}) {
+    GemmFn ours = standalone_gemm(n, dir);
+    Array a = randn({n, n}, 3), b = randn({n, n}, 4), c(Type{f32, {n, n}}), d(Type{f32, {n, n}});
+    const int reps = n <= 256 ? 50 : n <= 512 ? 20 : 5;
+    const double ms_ours = bench::median_ms([&] { ours(a.data<float>(), b.data<float>(), c.data<float>()); }, 2, reps);
+    const int ni = static_cast<int>(n);
+    const double ms_blas = bench::median_ms(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.f, a.data<float>(), ni, b.data<float>(), ni,
+                      0.f, d.data<float>(), ni);
+        },
+        2, reps);
+    double err = 0;
+    for (std::int64_t i = 0; i < n * n; ++i) err = std::max(err, std::abs(double(c.data<float>()[i]) - d.data<float>()[i]));
+    const double flop = 2.0 * double(n) * double(n) * double(n);
+    std::printf("    n=%4lld  ours %7.1f GFLOP/s   OpenBLAS %7.1f GFLOP/s   ours/OpenBLAS %.2f   (max |diff| %.2g)\n",
+                static_cast<long long>(n), flop / ms_ours * 1e-6, flop / ms_blas * 1e-6, ms_blas / ms_ours, err);
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,108 @@
+// The C99 column of the op registry (DESIGN invariant 2): how an op is written as C. An
+// elementwise op gives a scalar expression (a template with typed operands, or a function
+// building one), so chains of them become one loop; any other op writes a loop nest.
+// An op with no sensible C says why in `none`. Light header: the emitter (runtime/c99/)
+// and the op family files include it; it knows nothing of any particular op.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/array.hpp"
+#include "ir/type.hpp"
+
+namespace mg::ir {
+
+struct Node;
+
+// Appends C source with indentation; blocks open with `open` and close with `close`.
+class CWriter {
+ public:
+  void line(const std::string& s);
+  void open(const std::string& s);  // writes "s {" and indents
+  void close(const std::string& tail = "");  // dedents and writes "}" + tail
+  void raw(const std::string& s) { out_ += s; }
+  std::string fresh(const std::string& prefix);  // a new unique local name
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+  int depth_ = 1;
+  int counter_ = 0;
+};
+
+// An elementwise expression: `in` are C expressions (plain names or element reads) of
+// the operands' element values, `i` the flat element index (for ops of the index, e.g.
+// arange); the result must have the C type of `dtype`.
+struct CExprArgs {
+  const Node& node;
+  std::span<const std::string> in;
+  std::span<const DType> in_dtypes;
+  DType dtype;  // the result's
+  std::string i;
+};
+using CExprFn = std::function<std::string(const CExprArgs&)>;
+
+// A loop nest: `in` names the operand pointers (const T*), `out` the result pointer
+// (T*, never aliasing an operand). `fail` is the statement that reports a run-time error
+// of this node (an index out of range) and leaves the function.
+struct CLoopArgs {
+  const Node& node;
+  std::span<const std::string> in;
+  std::span<const Type> in_types;
+  std::string out;
+  CWriter& w;
+  bool blas = false;  // the JIT links cblas; a standalone export must not call it
+  std::string fail;
+  // Adds a file-scope support definition (a static function) once per module, by name.
+  const std::function<void(const std::string& name, const std::string& code)>& support;
+};
+using CLoopFn = std::function<void(const CLoopArgs&)>;
+
+struct EmitC {
+  // Elementwise template: {0} {1} {2} operands, {i} flat index, {T} result C type,
+  // {f} "f" when the result is f32 (expf vs exp), {c:1.5} a literal of the result type,
+  // {a:name} the f64 attribute `name` as such a literal.
+  std::string expr;
+  CExprFn expr_fn;   // when a template cannot say it (dtype-dependent code)
+  CLoopFn loops;     // non-elementwise ops
+  std::string none;  // why the op has no C emission, when it has none
+  bool is_expr() const { return !expr.empty() || static_cast<bool>(expr_fn); }
+  bool empty() const { return !is_expr() && !loops; }
+};
+
+// ---- helpers for the family files and the emitter --------------------------------
+
+std::string c_type(DType t);                     // float, double, int64_t, uint8_t
+std::string c_lit(double v, DType t);            // exact literal of type t (INFINITY, NAN too)
+std::string c_int(std::int64_t v);               // an int64_t literal
+std::string c_math(const std::string& fn, DType t);  // "exp" -> expf for f32
+EmitC c_expr(std::string tmpl);
+EmitC c_expr(CExprFn fn);
+// A template for float results and another for i64 (wrapping arithmetic) results.
+EmitC c_expr(std::string float_tmpl, std::string int_tmpl);
+EmitC c_loops(CLoopFn fn);
+EmitC c_none(std::string why);
+// `static const T name[n] = {...};` holding an array's values (n >= 1 even when empty).
+std::string c_array(const std::string& name, const Array& a);
+// Expands an expression template (see EmitC::expr).
+std::string expand_c_expr(const std::string& tmpl, const CExprArgs& a);
+
+// The C expression of the row-major offset of `flat` (a C expression over an index
+// space `shape`) in a layout with `strides`: sum_k ((flat / div_k) % shape_k) * strides_k.
+std::string c_offset(const std::string& flat, const Shape& shape, const std::vector<std::int64_t>& strides);
+
+// A loop over [0, n) with index `var`: parallel (OpenMP) when `work` is large, `simd`
+// when the body is a plain vectorisable statement list.
+void c_for(CWriter& w, const std::string& var, std::int64_t n, std::int64_t work, bool simd);
+inline constexpr std::int64_t kCParallelWork = 1 << 16;
+
+// dst[dst_off + sum_k i_k*ds_k] = src[src_off + sum_k i_k*ss_k] over the index space
+// `shape` (any rank; strides in elements, any sign).
+void c_strided_copy(CWriter& w, const std::string& dst, std::int64_t dst_off, const std::vector<std::int64_t>& ds,
+                    const std::string& src, std::int64_t src_off, const std::vector<std::int64_t>& ss,
+                    const Shape& shape);
+
+}  // namespace mg::ir

@@ -1,0 +1,88 @@
+// The body of the entry function: one loop (nest) per scheduled step. Elementwise steps
+// are one flat loop whose body computes the inlined chain into `const` temporaries, then
+// stores the result; other steps write the loop nest their registry entry gives.
+#include "runtime/c99/emit_steps.hpp"
+
+#include "ir/errors.hpp"
+#include "ir/op_registry.hpp"
+#include "ir/printer.hpp"
+
+namespace mg::rt::c99 {
+
+namespace {
+
+std::string ptr(ir::NodeId id) { return "v" + std::to_string(id); }
+
+// The C expression of node `id`'s element i inside an elementwise loop; inlined nodes
+// are computed into temporaries (appended to `body`), in dependency order.
+std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body) {
+  if (!s.inlined[id]) return ptr(id) + "[i]";
+  const ir::Node& n = g.node(id);
+  std::vector<std::string> in;
+  std::vector<DType> dts;
+  for (ir::NodeId x : n.inputs) {
+    in.push_back(element(g, s, x, body));
+    dts.push_back(g.node(x).type.dtype);
+  }
+  const ir::CExprArgs a{n, in, dts, n.type.dtype, "i"};
+  const ir::EmitC& e = n.op->emit_c;
+  const std::string expr = e.expr_fn ? e.expr_fn(a) : ir::expand_c_expr(e.expr, a);
+  const std::string t = "t" + std::to_string(id);
+  body += "    const " + ir::c_type(n.type.dtype) + " " + t + " = " + expr + ";\n";
+  return t;
+}
+
+std::string describe(const ir::Graph& g, ir::NodeId id) {
+  const ir::Node& n = g.node(id);
+  std::string s = "%" + std::to_string(id) + " = " + n.op_name() + "(";
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) s += (k ? ", %" : "%") + std::to_string(n.inputs[k]);
+  s += ") : " + to_string(n.type);
+  if (n.loc.known()) s += "  " + to_string(n.loc);
+  for (auto& c : s)
+    if (c == '*' || c == '\n') c = ' ';  // keep the comment closed and on one line
+  return s;
+}
+
+}  // namespace
+
+void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir::CWriter& w) {
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    const ir::NodeId id = s.steps[k];
+    const ir::Node& n = g.node(id);
+    w.line("/* " + describe(g, id) + " */");
+    if (is_c_expr(n)) {
+      const std::int64_t count = n.type.numel();
+      if (count == 0) continue;
+      std::string body;
+      std::vector<std::string> in;
+      std::vector<DType> dts;
+      for (ir::NodeId x : n.inputs) {
+        in.push_back(element(g, s, x, body));
+        dts.push_back(g.node(x).type.dtype);
+      }
+      const ir::CExprArgs a{n, in, dts, n.type.dtype, "i"};
+      const ir::EmitC& e = n.op->emit_c;
+      const std::string expr = e.expr_fn ? e.expr_fn(a) : ir::expand_c_expr(e.expr, a);
+      // Cost: the chain's length makes short loops worth threads too.
+      std::int64_t chain = 1;
+      for (char c : body) chain += c == '\n';
+      ir::c_for(w, "i", count, count * chain, true);
+      w.raw(body);
+      w.line(ptr(id) + "[i] = " + expr + ";");
+      w.close();
+      continue;
+    }
+    std::vector<std::string> in;
+    std::vector<Type> types;
+    for (ir::NodeId x : n.inputs) {
+      in.push_back(ptr(x));
+      types.push_back(g.node(x).type);
+    }
+    w.open("");
+    const ir::CLoopArgs a{n, in, types, ptr(id), w, o.blas, "return " + std::to_string(id + 1) + ";", o.support};
+    n.op->emit_c.loops(a);
+    w.close();
+  }
+}
+
+}  // namespace mg::rt::c99

@@ -1,0 +1,57 @@
+// Standalone export; see export.hpp.
+#include "runtime/c99/export.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "ir/errors.hpp"
+#include "ir/verifier.hpp"
+#include "runtime/io/safetensors.hpp"
+
+namespace mg::rt::c99 {
+
+namespace fs = std::filesystem;
+
+namespace {
+void write_atomically(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    f.flush();
+    if (!f) throw UserError("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) throw UserError("cannot write " + p.string() + " (" + ec.message() + ")");
+}
+}  // namespace
+
+Module export_c(const ir::Graph& g, const std::string& dir, const ExportOptions& options,
+                const std::vector<StateUpdate>& state) {
+  if (g.outputs.empty() && state.empty()) throw UserError("export_c: the graph has no outputs");
+  ir::verify(g);
+  Options o;
+  o.name = options.name;
+  o.standalone = true;
+  if (c_identifier(o.name) != o.name)
+    throw UserError("export_c: the name '" + o.name + "' is not a C identifier (try '" + c_identifier(o.name) + "')");
+  if (!options.weights.empty()) {
+    io::SafeTensors st = io::load_safetensors(options.weights);
+    for (auto& [name, a] : st.tensors) {
+      const ir::Value in = const_cast<ir::Graph&>(g).input(name);
+      if (in.valid()) o.weights.emplace(name, a);
+    }
+    if (o.weights.empty())
+      throw UserError("export_c: no tensor of " + options.weights + " names a graph input");
+  }
+  Module m = emit_module(g, g.outputs, state, o);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) throw UserError("export_c: cannot create the directory " + dir);
+  write_atomically(fs::path(dir) / (m.name + ".h"), m.header);
+  write_atomically(fs::path(dir) / (m.name + ".c"), m.source);
+  return m;
+}
+
+}  // namespace mg::rt::c99

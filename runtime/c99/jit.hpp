@@ -1,0 +1,53 @@
+// The C99 JIT backend: emits a graph as C (module.hpp), compiles it with the system C
+// compiler into a shared object cached by content hash, loads it with dlopen, and runs
+// it behind rt::Executable's API (same bindings, outputs and persistent state as the
+// interpreter). Compiler failures are UserErrors naming the generated source file.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/array.hpp"
+#include "ir/graph.hpp"
+#include "runtime/c99/module.hpp"
+
+namespace mg::rt::c99 {
+
+// The compiler command (without file names); $MG_CC overrides the compiler (default cc).
+std::string compiler_command();
+// Where compiled modules are cached: $MG_C99_CACHE, else $XDG_CACHE_HOME/minigrad/c99,
+// else ~/.cache/minigrad/c99, else /tmp/minigrad-c99.
+std::string cache_dir();
+
+// A compiled, loaded module: calls its entry with one pointer per Arg.
+class Native {
+ public:
+  ~Native();
+  static std::shared_ptr<Native> load(const Module& m);  // compiles unless cached
+  int call(void* const* args, void* arena) const { return fn_(args, arena); }
+  const std::string& source_path() const { return source_path_; }
+
+ private:
+  void* handle_ = nullptr;
+  int (*fn_)(void* const*, void*) = nullptr;
+  std::string source_path_;
+};
+
+// What rt::Executable holds for Backend::c99.
+class NativeRunner {
+ public:
+  NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state);
+  // `vals` holds the bound inputs by node id; `state_values` the current state (replaced
+  // by the next values on success). Returns the outputs.
+  std::vector<Array> run(const std::vector<Array>& vals, std::vector<Array>& state_values) const;
+  const Module& module() const { return module_; }
+
+ private:
+  const ir::Graph* graph_;
+  Module module_;
+  std::shared_ptr<Native> native_;
+  mutable std::unique_ptr<std::byte[]> arena_;
+  std::byte* arena_aligned_ = nullptr;
+};
+
+}  // namespace mg::rt::c99

@@ -1,0 +1,65 @@
+// The C99 emitter (DESIGN invariant 6: the second executor): one graph -> one C99
+// translation unit and its header, with one entry function taking typed pointers for
+// the inputs, outputs and persistent state. Every op's C comes from its registry entry
+// (OpDef::emit_c); this module only schedules: which elementwise nodes are inlined into
+// their consumer's loop, where each buffer lives in the one arena, and the entry's
+// signature. Split by concern: schedule.cpp (inlining + arena plan), emit_steps.cpp (the
+// loops), module.cpp (file layout), jit.cpp (cc + dlopen), export.cpp (standalone files).
+#pragma once
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/array.hpp"
+#include "ir/graph.hpp"
+#include "runtime/interpreter.hpp"
+
+namespace mg::rt::c99 {
+
+struct Options {
+  std::string name = "model";  // the C prefix: <name>_run, <name>.h
+  // Standalone: no BLAS (our own GEMM loop nest), one static arena inside the file, no
+  // dependency beyond <math.h> and <stdint.h>. Otherwise (the JIT): cblas for float
+  // GEMMs and the caller passes the arena.
+  bool standalone = true;
+  // Graph inputs embedded as `static const` arrays (trained weights): by input name.
+  std::map<std::string, Array, std::less<>> weights;
+  // Compute what depends only on embedded weights and constants at export time (by the
+  // interpreter) and embed the results instead (e.g. a weight's transpose).
+  bool fold_constants = true;
+};
+
+enum class ArgKind { input, output, state_in, state_out };
+
+// One parameter of the entry function, in order.
+struct Arg {
+  ArgKind kind;
+  std::string name;    // graph input / output / state name
+  std::string c_name;  // the C parameter
+  Type type;
+  ir::NodeId node;     // the input node, the output node, or the state's update node
+};
+
+struct Module {
+  std::string name;
+  std::string header, source;
+  std::vector<Arg> args;
+  std::size_t arena_bytes = 0;     // the one arena: every planned buffer at its offset
+  std::size_t peak_bytes = 0;      // bytes of planned buffers alive at the worst point
+  std::size_t weight_bytes = 0;    // embedded weights (and values precomputed from them)
+  std::size_t constant_bytes = 0;  // graph constants
+  std::size_t num_kernels = 0;     // loops (materialised nodes) per run
+  std::size_t num_inlined = 0;     // elementwise nodes folded into a consumer's loop
+};
+
+// Emits `outputs` and the state updates of `g`. The entry function returns 0, or k + 1
+// when node k failed at run time (an index out of range). Throws UserError naming the op
+// when some node's op has no C emission.
+Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
+                   const std::vector<StateUpdate>& state, const Options& options);
+
+// A C identifier from a name ("fc1.weight" -> "fc1_weight").
+std::string c_identifier(const std::string& name);
+
+}  // namespace mg::rt::c99

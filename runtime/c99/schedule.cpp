@@ -1,0 +1,137 @@
+// Inlining decisions and the arena plan; see schedule.hpp.
+#include "runtime/c99/schedule.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/op_registry.hpp"
+
+namespace mg::rt::c99 {
+
+namespace {
+constexpr std::size_t kAlign = 64;
+std::size_t aligned(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+bool is_c_expr(const ir::Node& n) {
+  return n.kind == ir::NodeKind::op && n.op->emit_c.is_expr() && !n.op->traits.random && n.regions.empty();
+}
+
+Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
+                        const std::vector<StateUpdate>& state, const std::vector<std::size_t>& out_arg,
+                        const std::vector<std::size_t>& state_arg, const std::vector<bool>& folded_in) {
+  Schedule s;
+  const std::size_t n = g.size();
+  std::vector<bool> folded = folded_in;
+  folded.resize(n, false);
+  std::vector<ir::NodeId> roots = outputs;
+  for (auto& st : state) roots.push_back(st.update);
+  s.live = g.reachable_from(roots);
+  s.inlined.assign(n, false);
+  s.home.assign(n, Home::none);
+  s.where.assign(n, 0);
+
+  // Uses by live op nodes; roots count as uses that no loop can absorb.
+  std::vector<int> uses(n, 0);
+  std::vector<ir::NodeId> consumer(n, ir::kNoNode);
+  std::vector<bool> root(n, false);
+  for (auto r : roots) root[r] = true;
+  for (ir::NodeId id = 0; id < n; ++id) {
+    if (!s.live[id] || g.node(id).kind != ir::NodeKind::op || folded[id]) continue;
+    for (ir::NodeId in : g.node(id).inputs) {
+      ++uses[in];
+      consumer[in] = id;
+    }
+  }
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (!s.live[id] || root[id] || uses[id] != 1 || !is_c_expr(nd) || folded[id]) continue;
+    const ir::Node& c = g.node(consumer[id]);
+    s.inlined[id] = is_c_expr(c) && c.type.shape == nd.type.shape;
+  }
+
+  // Loops and what each reads (through inlined operands).
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (!s.live[id] || nd.kind != ir::NodeKind::op || s.inlined[id] || folded[id]) continue;
+    s.steps.push_back(id);
+    std::vector<ir::NodeId> reads, stack(nd.inputs.begin(), nd.inputs.end());
+    while (!stack.empty()) {
+      const ir::NodeId v = stack.back();
+      stack.pop_back();
+      if (s.inlined[v]) {
+        for (ir::NodeId in : g.node(v).inputs) stack.push_back(in);
+      } else if (std::find(reads.begin(), reads.end(), v) == reads.end()) {
+        reads.push_back(v);
+      }
+    }
+    s.reads.push_back(std::move(reads));
+  }
+
+  // Homes: parameters first (an output or a next-state value is written in place).
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (nd.kind == ir::NodeKind::input) s.home[id] = Home::input;
+    if (nd.kind == ir::NodeKind::constant || folded[id]) s.home[id] = Home::constant;
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const ir::NodeId id = outputs[k];
+    if (g.node(id).kind == ir::NodeKind::op && s.home[id] == Home::none) {
+      s.home[id] = Home::output;
+      s.where[id] = out_arg[k];
+    }
+  }
+  for (std::size_t j = 0; j < state.size(); ++j) {
+    const ir::NodeId id = state[j].update;
+    if (g.node(id).kind == ir::NodeKind::op && s.home[id] == Home::none) {
+      s.home[id] = Home::state_out;
+      s.where[id] = state_arg[j];
+    }
+  }
+
+  // The arena: best-fit slots reused after a value's last read.
+  constexpr std::size_t kNever = ~std::size_t{0};
+  std::vector<std::size_t> last_use(n, kNever);
+  for (std::size_t k = 0; k < s.steps.size(); ++k)
+    for (ir::NodeId r : s.reads[k]) last_use[r] = k;
+  std::vector<std::size_t> slot_bytes, slot_of(n, kNever);
+  std::multimap<std::size_t, std::size_t> free_slots;
+  std::size_t live_bytes = 0;
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    const ir::NodeId id = s.steps[k];
+    std::vector<ir::NodeId> dead;
+    if (s.home[id] == Home::none) {
+      s.home[id] = Home::arena;
+      const std::size_t need = aligned(g.node(id).type.nbytes());
+      auto it = free_slots.lower_bound(need);
+      std::size_t slot;
+      if (it != free_slots.end()) {
+        slot = it->second;
+        free_slots.erase(it);
+      } else {
+        slot = slot_bytes.size();
+        slot_bytes.push_back(need);
+      }
+      slot_of[id] = slot;
+      live_bytes += g.node(id).type.nbytes();
+      s.peak_bytes = std::max(s.peak_bytes, live_bytes);
+      if (last_use[id] == kNever) dead.push_back(id);
+    }
+    for (ir::NodeId r : s.reads[k])
+      if (last_use[r] == k && slot_of[r] != kNever) dead.push_back(r);
+    for (ir::NodeId d : dead) {
+      free_slots.emplace(slot_bytes[slot_of[d]], slot_of[d]);
+      live_bytes -= g.node(d).type.nbytes();
+    }
+  }
+  std::vector<std::size_t> offset(slot_bytes.size());
+  for (std::size_t k = 0; k < slot_bytes.size(); ++k) {
+    offset[k] = s.arena_bytes;
+    s.arena_bytes += slot_bytes[k];
+  }
+  for (ir::NodeId id = 0; id < n; ++id)
+    if (slot_of[id] != kNever) s.where[id] = offset[slot_of[id]];
+  return s;
+}
+
+}  // namespace mg::rt::c99
