@@ -45,7 +45,7 @@ struct PipelineOptions {
 #else
   bool verify = true;
 #endif
-  std::string dump_after;          // a pass name: dump the graph after it (every occurrence)
+  std::string dump_after{};        // a pass name: dump the graph after it (every occurrence)
   bool dump_dot = false;           // as DOT instead of text IR
   std::ostream* dump = nullptr;    // where to dump (nullptr: std::cerr)
 };

@@ -11,7 +11,7 @@ namespace mg::rt::c99 {
 
 struct ExportOptions {
   std::string name = "model";   // <dir>/<name>.c, <dir>/<name>.h, entry <name>_run
-  std::string weights;          // a SafeTensors file: graph inputs of these names are embedded
+  std::string weights{};        // a SafeTensors file: graph inputs of these names are embedded
 };
 
 // Writes the pair (each file atomically) and returns what was emitted (sizes included).

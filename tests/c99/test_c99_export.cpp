@@ -85,9 +85,11 @@ TEST(C99Export, MlpWithEmbeddedWeightsMatchesTheInterpreter) {
   EXPECT_EQ(src.find("malloc"), std::string::npos);
   EXPECT_EQ(src.find("cblas"), std::string::npos);
   std::istringstream lines(src);
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind("#include", 0) == 0)
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#include", 0) == 0) {
       EXPECT_TRUE(line == "#include <math.h>" || line == "#include <stdint.h>" || line == "#include \"mlp.h\"") << line;
+    }
+  }
 
   Array x = randn({2, 4}, 9, 1.0);
   std::ofstream(dir / "out" / "driver.c") << [&] {

@@ -36,8 +36,11 @@ std::vector<bool> bool_inputs(const ir::OpDef& op, DType dt) {
 }
 
 TEST(RuleSemantics, EveryElementwiseOpHasAZ3Column) {
-  for (const ir::OpDef* d : ir::all_ops())
-    if (d->traits.elementwise && d->arity > 0) EXPECT_TRUE(static_cast<bool>(d->smt)) << d->name;
+  for (const ir::OpDef* d : ir::all_ops()) {
+    if (d->traits.elementwise && d->arity > 0) {
+      EXPECT_TRUE(static_cast<bool>(d->smt)) << d->name;
+    }
+  }
 }
 
 TEST(RuleSemantics, Z3AgreesWithTheKernelsAtSamplePoints) {
