@@ -19,6 +19,7 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 
+#include "examples/fashion_models.hpp"
 #include "ir/builder.hpp"
 #include "ir/ops.hpp"
 #include "passes/pass_manager.hpp"
@@ -26,28 +27,8 @@
 
 namespace {
 
-struct Mlp {
-  mg::nn::Linear fc1{784, 128}, fc2{128, 10};
-  mg::Tensor operator()(const mg::Tensor& x) const { return fc2(mg::relu(fc1(x))); }
-};
-
-struct Cnn {  // examples/05_mnist_cnn.cpp
-  mg::nn::Conv2D conv1{1, 8, {3, 3}, {1, 1}, {1, 1}}, conv2{8, 16, {3, 3}, {1, 1}, {1, 1}};
-  mg::nn::MaxPool2D pool{{2, 2}};
-  mg::nn::Linear fc{784, 10};
-  mg::Tensor operator()(const mg::Tensor& x) const {
-    mg::Tensor h = pool(mg::relu(conv1(x)));
-    h = pool(mg::relu(conv2(h)));
-    return fc(mg::flatten(h, 1));
-  }
-};
-
-}  // namespace
-
-BOOST_HANA_ADAPT_STRUCT(Mlp, fc1, fc2);
-BOOST_HANA_ADAPT_STRUCT(Cnn, conv1, conv2, pool, fc);
-
-namespace {
+using Mlp = mg::examples::FashionMlp;
+using Cnn = mg::examples::FashionCnn;
 
 mg::Array random_f32(const mg::Shape& shape, std::uint32_t seed) {
   mg::Array a(mg::f32, shape);

@@ -16,34 +16,15 @@
 #include <minigrad/nn.hpp>
 
 #include "bench/timing.hpp"
+#include "examples/fashion_models.hpp"
 #if MG_BENCH_TORCH
 #include "bench/torch_models.hpp"
 #endif
 
 namespace {
 
-struct Mlp {
-  mg::nn::Linear fc1{784, 128}, fc2{128, 10};
-  mg::Tensor operator()(const mg::Tensor& x) const { return fc2(mg::relu(fc1(x))); }
-};
-
-struct Cnn {
-  mg::nn::Conv2D conv1{1, 8, {3, 3}, {1, 1}, {1, 1}}, conv2{8, 16, {3, 3}, {1, 1}, {1, 1}};
-  mg::nn::MaxPool2D pool{{2, 2}};
-  mg::nn::Linear fc{784, 10};
-  mg::Tensor operator()(const mg::Tensor& x) const {
-    mg::Tensor h = pool(mg::relu(conv1(x)));
-    h = pool(mg::relu(conv2(h)));
-    return fc(mg::flatten(h, 1));
-  }
-};
-
-}  // namespace
-
-BOOST_HANA_ADAPT_STRUCT(Mlp, fc1, fc2);
-BOOST_HANA_ADAPT_STRUCT(Cnn, conv1, conv2, pool, fc);
-
-namespace {
+using Mlp = mg::examples::FashionMlp;
+using Cnn = mg::examples::FashionCnn;
 
 void set_threads(int n) {
   omp_set_num_threads(n);

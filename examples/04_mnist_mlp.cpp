@@ -2,15 +2,10 @@
 // inputs normalised by the training set's mean and std, 10 epochs by default.
 //   04_mnist_mlp [--epochs N] [--seed S] [--out DIR] [--data DIR]
 #include "examples/fashion.hpp"
-
-struct Mlp {
-  mg::nn::Linear fc1{784, 128}, fc2{128, 10};
-  mg::Tensor operator()(const mg::Tensor& x) const { return fc2(mg::relu(fc1(x))); }
-};
-BOOST_HANA_ADAPT_STRUCT(Mlp, fc1, fc2);
+#include "examples/fashion_models.hpp"
 
 int main(int argc, char** argv) {
-  Mlp model;
+  mg::examples::FashionMlp model;
   return mg::examples::train_fashion_mnist(argc, argv, model, {.name = "mlp", .sample_shape = {784}, .batch = 128,
                                                                .lr = 1e-3, .default_epochs = 10});
 }

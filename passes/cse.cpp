@@ -94,7 +94,7 @@ std::unique_ptr<ir::Graph> eliminate_common_subexpressions(const ir::Graph& g) {
     ir::Value v = r.copy(n, ins);
     table.by_hash.emplace(h, v.id);
     return v;
-  });
+  }, /*only_live=*/true);  // hashing dead nodes is wasted work (and memory on big graphs)
   return rw.run(g);
 }
 

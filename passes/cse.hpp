@@ -5,7 +5,7 @@
 // earlier. Constants are merged when their type and every byte agree. Not merged: graph
 // inputs, random ops (each draw is its own), nodes owning regions.
 // Pre: a verified graph with outputs. Post: same inputs and outputs, no two mergeable
-// nodes; bit-identical results; idempotent (cse(cse(g)) prints as cse(g)).
+// nodes, no dead ones (they are dropped, not hashed); bit-identical results; idempotent (cse(cse(g)) prints as cse(g)).
 // Why: the grad pass and the DSL rebuild the same subexpressions (full_like seeds,
 // transposes, broadcasts of one bias) many times.
 #pragma once

@@ -2,11 +2,13 @@
 #include "passes/fold.hpp"
 
 #include "ir/op_registry.hpp"
+#include "passes/dce.hpp"
 #include "passes/rewriter.hpp"
 
 namespace mg::passes {
 
 std::unique_ptr<ir::Graph> fold_constants(const ir::Graph& g, FoldOptions options) {
+  bool folded = false;
   GraphRewriter rw([&](GraphRewriter& r, const ir::Node& n, std::span<const ir::Value> ins) -> ir::Value {
     if (n.kind != ir::NodeKind::op || n.op->traits.random || !n.regions.empty() || !n.op->kernel) return {};
     if (n.type.numel() > options.max_elements) return {};
@@ -24,9 +26,13 @@ std::unique_ptr<ir::Graph> fold_constants(const ir::Graph& g, FoldOptions option
     }
     ir::Value c = r.dst().add_constant(std::move(out), n.loc);
     r.dst().mutable_node(c.id).role = n.role;
+    folded = true;
     return c;
-  });
-  return rw.run(g);
+  }, /*only_live=*/true);  // a dead constant subgraph is not worth a kernel run
+  auto out = rw.run(g);
+  // The operands of a folded node were copied before it folded and are now dead.
+  if (folded) out = eliminate_dead_code(*out);
+  return out;
 }
 
 }  // namespace mg::passes

@@ -6,7 +6,8 @@
 // replaced by a constant. Skipped: random ops (their draw is part of the run), ops owning
 // regions, results over `max_elements` elements (a huge literal costs more memory than
 // recomputing it), and ops whose kernel reports an error (the error stays a run-time one).
-// Pre: a verified graph with outputs. Post: same inputs and outputs; idempotent.
+// Pre: a verified graph with outputs. Post: same inputs and outputs, only the nodes the
+// outputs need (dead ones are dropped, never evaluated); idempotent.
 // Why: gradients and optimizers build many small constant expressions (`full` seeds,
 // scaled constants) that need not run every step.
 #pragma once

@@ -3,8 +3,11 @@
 // window order (a NaN always wins), and its gradient / select kernels recompute that same
 // argmax, so forward, gradient and select agree on ties.
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ir/errors.hpp"
 #include "ir/ops/nn_kernels.hpp"
@@ -33,22 +36,6 @@ Window window(const PoolGeom& g, std::int64_t i, std::int64_t j) {
           std::max<std::int64_t>(ws, 0), std::min(ws + g.kw, g.W)};
 }
 
-// Flat index (in the plane) of the window's first maximum; NaN wins.
-template <class T>
-std::int64_t argmax(const T* plane, const PoolGeom& g, const Window& w) {
-  std::int64_t best = w.h0 * g.W + w.w0;
-  T m = -std::numeric_limits<T>::infinity();
-  for (std::int64_t h = w.h0; h < w.h1; ++h)
-    for (std::int64_t c = w.w0; c < w.w1; ++c) {
-      const T v = plane[h * g.W + c];
-      if (v > m || std::isnan(v)) {
-        m = v;
-        best = h * g.W + c;
-      }
-    }
-  return best;
-}
-
 // Elements averaged over: PyTorch's pool_size (padding included, clipped to the padded
 // input) or only the real elements.
 std::int64_t divisor(const PoolGeom& g, const Window& w, bool include_pad) {
@@ -64,12 +51,53 @@ void for_planes(const PoolGeom& g, F f) {
   for (std::int64_t p = 0; p < g.planes; ++p) f(p);
 }
 
+// One window element (kernel row h, column offset `off`) against the best so far of the
+// output columns [j0, j1): a loop the compiler vectorizes (selects, same-width indices,
+// a compile-time stride for the usual 1 and 2).
+template <class T, class I, std::int64_t SW>
+void scan(const T* row, I base, std::int64_t sw, std::int64_t j0, std::int64_t j1, T* bv, I* bi) {
+  if constexpr (SW > 0) sw = SW;
+#pragma omp simd
+  for (std::int64_t j = j0; j < j1; ++j) {
+    const T v = row[j * sw];
+    const bool take = (v > bv[j]) | (v != v);  // v != v: NaN wins
+    bv[j] = take ? v : bv[j];
+    bi[j] = take ? base + static_cast<I>(j * sw) : bi[j];
+  }
+}
+
 // Calls f(window index, flat argmax index in the plane) for every output window: the one
-// routing rule shared by max pooling, its gradient and its select (so ties agree).
+// routing rule shared by max pooling, its gradient and its select (so ties agree). The
+// argmax is each window's first maximum in row-major order, a NaN always winning.
+// Why row at a time: one output row's windows are scanned together, window element by
+// window element — vector loops where a loop per window spent its time on bounds and
+// mispredicted branches (pooling was a third of the CNN training step).
 template <class T, class F>
 void for_window_argmax(const PoolGeom& g, const T* plane, F f) {
-  for (std::int64_t i = 0; i < g.Ho; ++i)
-    for (std::int64_t j = 0; j < g.Wo; ++j) f(i * g.Wo + j, argmax(plane, g, window(g, i, j)));
+  using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;  // lane-width indices
+  MG_ASSERT(g.H * g.W <= std::numeric_limits<I>::max(), "max_pool2d: plane too large for its index type");
+  std::vector<T> best_v(static_cast<std::size_t>(g.Wo));
+  std::vector<I> best_i(static_cast<std::size_t>(g.Wo));
+  for (std::int64_t i = 0; i < g.Ho; ++i) {
+    const Window rows = window(g, i, 0);  // rows are the same along the output row
+    for (std::int64_t j = 0; j < g.Wo; ++j) {
+      best_v[j] = -std::numeric_limits<T>::infinity();
+      best_i[j] = static_cast<I>(rows.h0 * g.W + window(g, i, j).w0);  // as if all were -inf
+    }
+    for (std::int64_t h = rows.h0; h < rows.h1; ++h)
+      for (std::int64_t dw = 0; dw < g.kw; ++dw) {
+        // Output columns whose window column j * sw - pw + dw lies inside the input.
+        const std::int64_t off = dw - g.pw;
+        const std::int64_t j0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+        const std::int64_t j1 = std::min(g.Wo, g.W - off > 0 ? (g.W - off - 1) / g.sw + 1 : 0);
+        const T* row = plane + h * g.W + off;
+        const I base = static_cast<I>(h * g.W + off);
+        if (g.sw == 2) scan<T, I, 2>(row, base, 2, j0, j1, best_v.data(), best_i.data());
+        else if (g.sw == 1) scan<T, I, 1>(row, base, 1, j0, j1, best_v.data(), best_i.data());
+        else scan<T, I, 0>(row, base, g.sw, j0, j1, best_v.data(), best_i.data());
+      }
+    for (std::int64_t j = 0; j < g.Wo; ++j) f(i * g.Wo + j, best_i[j]);
+  }
 }
 
 }  // namespace
