@@ -1,11 +1,15 @@
-// The C99 backend against the interpreter (and OpenBLAS), one process:
-//   (a) MLP 784-128-10 forward, batch 1: median latency, C99 JIT vs interpreter
-//   (b) the MLP training step (batch 128, Adam, one graph): C99 JIT vs interpreter
-//   (c) square f32 GEMM 256/512/1024: GFLOP/s of the standalone export's own loop nest
-//       (no BLAS; compiled -O3 -march=native -fopenmp) vs OpenBLAS sgemm
-// The libtorch side of (a) and (b) is bench/train_step_bench's.   c99_bench [--iters N]
+// The C99 backend against the interpreter, libtorch and OpenBLAS, one process:
+//   (a) MLP 784-128-10 forward, batch 1, 1 thread everywhere: median latency, C99 JIT vs
+//       interpreter vs libtorch (torch::InferenceMode)
+//   (b) the MLP training step (batch 128, Adam, one graph) at 1 and 2 threads: C99 JIT vs
+//       interpreter vs libtorch
+//   (c) square f32 GEMM 256/512/1024, all threads: GFLOP/s of the standalone export's own
+//       loop nest (no BLAS; compiled -O3 -march=native -fopenmp) vs OpenBLAS sgemm
+// The libtorch columns exist when libtorch-dev was found at configure time (bench/meson.build
+// defines MG_BENCH_TORCH; scripts/bench.sh installs it).   c99_bench [--iters N] [--passes P] [--only abc] [--threads T]
 #include <cblas.h>
 #include <dlfcn.h>
+#include <omp.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +17,8 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
@@ -21,6 +27,9 @@
 #include "ir/builder.hpp"
 #include "ir/op_registry.hpp"
 #include "runtime/c99/module.hpp"
+#if MG_BENCH_TORCH
+#include "bench/torch_models.hpp"
+#endif
 
 namespace {
 
@@ -34,6 +43,14 @@ BOOST_HANA_ADAPT_STRUCT(Mlp, fc1, fc2);
 namespace {
 
 using namespace mg;
+
+void quiesce() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+
+// OpenMP (our loops, the JIT's modules) and OpenBLAS (the interpreter's and the JIT's GEMMs).
+void set_threads(int n) {
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
 
 Array randn(Shape s, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -53,13 +70,16 @@ double forward_ms(Backend b, int iters) {
   return bench::median_ms([&] { exe.run({{"x", xv}}); }, 50, iters);
 }
 
+// The step's optimizer pipeline (--passes; default: the library's).
+std::string g_passes{passes::kDefaultPipeline};
+
 double train_ms(Backend b, int iters) {
   Mlp model;
   Graph g;
   nn::bind(model, g, 0);
   Tensor x = g.input("x", f32, {128, 784});
   Tensor y = g.input("y", i64, {128});
-  auto step = nn::compile_train(g, nn::cross_entropy(model(x), y), model, nn::Adam{.lr = 1e-3}, {.backend = b});
+  auto step = nn::compile_train(g, nn::cross_entropy(model(x), y), model, nn::Adam{.lr = 1e-3}, {.passes = g_passes, .backend = b});
   Array xv = randn({128, 784}, 2), yv(Type{i64, {128}});
   for (std::int64_t i = 0; i < 128; ++i) yv.data<std::int64_t>()[i] = i % 10;
   return bench::median_ms([&] { step.run({{"x", xv}, {"y", yv}}); }, 5, iters);
@@ -117,39 +137,78 @@ double forward_direct_ms(int iters, const std::filesystem::path& dir) {
 
 int main(int argc, char** argv) {
   int iters = 200;
+  std::string only = "abc";  // --only: which parts run (e.g. "a", "bc")
+  std::vector<int> train_threads{1, 2};  // --threads: (b) at this thread count only
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
+    else if (std::string(argv[i]) == "--passes") g_passes = argv[i + 1];
+    else if (std::string(argv[i]) == "--only") only = argv[i + 1];
+    else if (std::string(argv[i]) == "--threads") train_threads = {std::atoi(argv[i + 1])};
 
-  std::printf("(a) MLP 784-128-10 forward, batch 1 (median of %d)\n", iters);
-  const double fi = forward_ms(Backend::interpreter, iters), fc = forward_ms(Backend::c99, iters);
-  std::printf("    interpreter %8.4f ms   c99 %8.4f ms   c99/interpreter %.3f\n", fi, fc, fc / fi);
+  const int max_threads = omp_get_max_threads();
   const auto dir = std::filesystem::temp_directory_path() / ("mg_c99_bench_" + std::to_string(::getpid()));
-  const double fd = forward_direct_ms(iters, dir);
-  std::printf("    standalone export called directly (weights embedded, no BLAS) %8.4f ms\n", fd);
+  const auto part = [&](char c) { return only.find(c) != std::string::npos; };
+  if (part('a')) {
+    std::printf("(a) MLP 784-128-10 forward, batch 1, 1 thread everywhere (median of %d)\n", iters);
+    set_threads(1);
+    const double fi = forward_ms(Backend::interpreter, iters), fc = forward_ms(Backend::c99, iters);
+    std::printf("    interpreter %8.4f ms   c99 %8.4f ms   c99/interpreter %.3f\n", fi, fc, fc / fi);
+#if MG_BENCH_TORCH
+    const double ft = bench::torch_mlp_forward_ms(1, 50, iters);
+    std::printf("    libtorch (InferenceMode, 1 thread) %8.4f ms   c99/libtorch %.3f   interpreter/libtorch %.3f\n", ft,
+                fc / ft, fi / ft);
+#else
+    std::printf("    libtorch: not found at configure time (scripts/bench.sh installs libtorch-dev)\n");
+#endif
+    const double fd = forward_direct_ms(iters, dir);
+    std::printf("    standalone export called directly (weights embedded, no BLAS) %8.4f ms\n", fd);
 
-  const int titers = std::max(10, iters / 10);
-  std::printf("(b) MLP training step, batch 128, Adam (median of %d)\n", titers);
-  const double ti = train_ms(Backend::interpreter, titers), tc = train_ms(Backend::c99, titers);
-  std::printf("    interpreter %8.3f ms   c99 %8.3f ms   c99/interpreter %.3f\n", ti, tc, tc / ti);
+  }
+  if (part('b')) {
+    const int titers = std::max(10, iters / 10);
+    std::printf("(b) MLP training step, batch 128, Adam, passes \"%s\" (median of %d)\n", g_passes.c_str(), titers);
+    for (int threads : train_threads) {
+      set_threads(threads);
+      // Each side starts on a quiet machine: OpenBLAS's idle threads spin (sched_yield) for
+      // tens of ms after a call and would steal the cores from the next side's threads.
+      quiesce();
+      const double tc = train_ms(Backend::c99, titers);
+      quiesce();
+      const double ti = train_ms(Backend::interpreter, titers);
+      std::printf("    %d thread%s: interpreter %8.3f ms   c99 %8.3f ms   c99/interpreter %.3f\n", threads,
+                  threads == 1 ? " " : "s", ti, tc, tc / ti);
+#if MG_BENCH_TORCH
+      quiesce();
+      const double tt = bench::torch_mlp_step_ms(threads, 5, titers);
+      std::printf("               libtorch    %8.3f ms   c99/libtorch %.3f   interpreter/libtorch %.3f\n", tt, tc / tt,
+                  ti / tt);
+#endif
+    }
+  }
+  set_threads(max_threads);
 
-  std::printf("(c) square f32 GEMM: standalone C loop nest vs OpenBLAS (GFLOP/s)\n");
-  for (std::int64_t n : {256, 512, 1024}) {
-    GemmFn ours = standalone_gemm(n, dir);
-    Array a = randn({n, n}, 3), b = randn({n, n}, 4), c(Type{f32, {n, n}}), d(Type{f32, {n, n}});
-    const int reps = n <= 256 ? 50 : n <= 512 ? 20 : 5;
-    const double ms_ours = bench::median_ms([&] { ours(a.data<float>(), b.data<float>(), c.data<float>()); }, 2, reps);
-    const int ni = static_cast<int>(n);
-    const double ms_blas = bench::median_ms(
-        [&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.f, a.data<float>(), ni, b.data<float>(), ni,
-                      0.f, d.data<float>(), ni);
-        },
-        2, reps);
-    double err = 0;
-    for (std::int64_t i = 0; i < n * n; ++i) err = std::max(err, std::abs(double(c.data<float>()[i]) - d.data<float>()[i]));
-    const double flop = 2.0 * double(n) * double(n) * double(n);
-    std::printf("    n=%4lld  ours %7.1f GFLOP/s   OpenBLAS %7.1f GFLOP/s   ours/OpenBLAS %.2f   (max |diff| %.2g)\n",
-                static_cast<long long>(n), flop / ms_ours * 1e-6, flop / ms_blas * 1e-6, ms_blas / ms_ours, err);
+  if (part('c')) {
+    std::printf("(c) square f32 GEMM, %d threads: standalone C loop nest vs OpenBLAS (GFLOP/s)\n", max_threads);
+    for (std::int64_t n : {256, 512, 1024}) {
+      GemmFn ours = standalone_gemm(n, dir);
+      Array a = randn({n, n}, 3), b = randn({n, n}, 4), c(Type{f32, {n, n}}), d(Type{f32, {n, n}});
+      const int reps = n <= 256 ? 50 : n <= 512 ? 20 : 5;
+      quiesce();
+      const double ms_ours = bench::median_ms([&] { ours(a.data<float>(), b.data<float>(), c.data<float>()); }, 2, reps);
+      const int ni = static_cast<int>(n);
+      quiesce();
+      const double ms_blas = bench::median_ms(
+          [&] {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.f, a.data<float>(), ni, b.data<float>(), ni,
+                        0.f, d.data<float>(), ni);
+          },
+          2, reps);
+      double err = 0;
+      for (std::int64_t i = 0; i < n * n; ++i) err = std::max(err, std::abs(double(c.data<float>()[i]) - d.data<float>()[i]));
+      const double flop = 2.0 * double(n) * double(n) * double(n);
+      std::printf("    n=%4lld  ours %7.1f GFLOP/s   OpenBLAS %7.1f GFLOP/s   ours/OpenBLAS %.2f   (max |diff| %.2g)\n",
+                  static_cast<long long>(n), flop / ms_ours * 1e-6, flop / ms_blas * 1e-6, ms_blas / ms_ours, err);
+    }
   }
   std::filesystem::remove_all(dir);
   return 0;

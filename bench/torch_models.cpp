@@ -1,4 +1,5 @@
-// libtorch reference models for bench/train_step_bench.cpp (see torch_models.hpp).
+// libtorch reference models for bench/train_step_bench.cpp and bench/c99_bench.cpp (see
+// torch_models.hpp).
 #include "bench/torch_models.hpp"
 
 #include <torch/torch.h>
@@ -60,6 +61,18 @@ double time_steps(Model& model, const std::vector<int64_t>& x_shape, int threads
 double torch_mlp_step_ms(int threads, int warmup, int iters) {
   MlpImpl model;
   return time_steps(model, {128, 784}, threads, warmup, iters);
+}
+
+double torch_mlp_forward_ms(int threads, int warmup, int iters) {
+  torch::set_num_threads(threads);
+  torch::manual_seed(0);
+  MlpImpl model;
+  torch::InferenceMode guard;
+  const torch::Tensor x = torch::randn({1, 784});
+  float sink = 0;
+  const double ms = median_ms([&] { sink += model.forward(x).data_ptr<float>()[0]; }, warmup, iters);
+  TORCH_CHECK(std::isfinite(sink), "libtorch forward produced a non-finite value");
+  return ms;
 }
 
 double torch_cnn_step_ms(int threads, int warmup, int iters) {

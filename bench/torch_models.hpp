@@ -9,5 +9,8 @@ namespace mg::bench {
 // Adam step, loss read back) on random inputs, with `threads` intra-op threads.
 double torch_mlp_step_ms(int threads, int warmup, int iters);  // 784-128-10, batch 128
 double torch_cnn_step_ms(int threads, int warmup, int iters);  // example 05's CNN, batch 64
+// Median milliseconds per forward call of the 784-128-10 MLP at batch 1 under
+// torch::InferenceMode (no autograd recording at all, cheaper than NoGradGuard).
+double torch_mlp_forward_ms(int threads, int warmup, int iters);
 
 }  // namespace mg::bench

@@ -39,6 +39,8 @@ class Array {
   std::int64_t numel() const { return type_.numel(); }
   std::size_t nbytes() const { return type_.nbytes(); }
   bool valid() const { return static_cast<bool>(storage_) || type_.nbytes() == 0; }
+  // No other handle (copy, reshape, view) shares the storage: it may be recycled.
+  bool sole_owner() const { return storage_ && storage_.use_count() == 1; }
 
   void* raw() { return storage_.get(); }
   const void* raw() const { return storage_.get(); }

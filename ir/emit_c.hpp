@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,6 +46,15 @@ struct CExprArgs {
 };
 using CExprFn = std::function<std::string(const CExprArgs&)>;
 
+// How a view node (EmitC::view) reads its operand: element (i_0, ..., i_r-1) of the
+// node's result is operand element `offset + sum_k i_k * strides[k]`. Empty strides: the
+// operand is an ordinary contiguous row-major buffer of its own type.
+struct CView {
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> strides;
+  bool contiguous() const { return strides.empty(); }
+};
+
 // A loop nest: `in` names the operand pointers (const T*), `out` the result pointer
 // (T*, never aliasing an operand). `fail` is the statement that reports a run-time error
 // of this node (an index out of range) and leaves the function.
@@ -58,6 +68,14 @@ struct CLoopArgs {
   std::string fail;
   // Adds a file-scope support definition (a static function) once per module, by name.
   const std::function<void(const std::string& name, const std::string& code)>& support;
+  // Only for ops with EmitC::reads_views: per operand, how in[k] is read (a view's operand
+  // buffer, at strides, instead of a copy; in_types[k] stays the logical type). Empty span
+  // or a contiguous CView: plain row-major.
+  std::span<const CView> in_views = {};
+  // Only for ops with EmitC::scratch: a C expression (unsigned char*, 64-byte aligned in
+  // the arena) of the step's scratch bytes; empty when the caller provides none (the op
+  // must then still work, e.g. through a slower path).
+  std::string scratch = {};
 };
 using CLoopFn = std::function<void(const CLoopArgs&)>;
 
@@ -69,6 +87,14 @@ struct EmitC {
   CExprFn expr_fn;   // when a template cannot say it (dtype-dependent code)
   CLoopFn loops;     // non-elementwise ops
   std::string none;  // why the op has no C emission, when it has none
+  // Capability of a pure re-indexing op (e.g. permute): how its result reads operand 0,
+  // or nullopt when it is no strided view for this node. A consumer with reads_views then
+  // reads the operand in place and the node's copy loop is never emitted.
+  std::function<std::optional<CView>(const Node&, std::span<const Type> in)> view;
+  bool reads_views = false;  // `loops` handles CLoopArgs::in_views
+  // Bytes of scratch `loops` wants while it runs (the emitter plans them in the arena for
+  // that step only, so a board's export reports them); 0: none.
+  std::function<std::int64_t(const Node&, std::span<const Type> in)> scratch;
   bool is_expr() const { return !expr.empty() || static_cast<bool>(expr_fn); }
   bool empty() const { return !is_expr() && !loops; }
 };

@@ -33,6 +33,12 @@ struct Traits {
   bool random = false;       // output depends on a seed attribute, not only on inputs
 };
 
+// What a reduction's kernel computes when it is a plain fold of its input's elements
+// (reduce_kernel.hpp's reducers; mean = the sum over the element count). A fused node of
+// kind "reduce" ends with such an op and folds values its region computes on the fly, bit
+// for bit as the op's kernel would fold them. `none` for every other op.
+enum class Fold : std::uint8_t { none, sum, mean, prod, max, min };
+
 // Runs one of the node's regions (subgraphs) on given arguments; supplied by the
 // executor to kernels of ops that own regions.
 using RegionRunner =
@@ -85,6 +91,7 @@ struct OpDef {
   std::string doc;  // one line: exact semantics and edge cases
   int arity = 1;    // -1: variadic (at least one)
   Traits traits;
+  Fold fold = Fold::none;  // reductions that are a plain fold (see Fold)
   std::vector<AttrSpec> attrs;
   InferFn infer;
   KernelFn kernel;

@@ -1,6 +1,6 @@
-// Elementwise fusion; see fuse.hpp. Knows the three structural ops the fused-node
-// contract names (broadcast_to, full, matmul); everything else is asked of the registry
-// (the `elementwise` trait).
+// Elementwise and reduction fusion; see fuse.hpp. Knows the three structural ops the
+// fused-node contract names (broadcast_to, full, matmul); everything else is asked of the
+// registry (the `elementwise` trait, the `fold` column of reductions).
 #include "passes/fuse.hpp"
 
 #include <algorithm>
@@ -21,7 +21,7 @@ using ir::NodeId;
 using ir::NodeKind;
 using ir::Value;
 
-enum class Member : std::uint8_t { none, elementwise, broadcast, full, matmul };
+enum class Member : std::uint8_t { none, elementwise, broadcast, full, matmul, reduce };
 
 struct Group {
   NodeId root;
@@ -55,8 +55,8 @@ class Fuser {
 
     group_of_.assign(size, kNone);
     for (NodeId id = static_cast<NodeId>(size); id-- > 0;) {
-      if (!live[id] || group_of_[id] != kNone || !elementwise(g_.node(id))) continue;
-      grow(id, uses);
+      if (!live[id] || group_of_[id] != kNone) continue;
+      if (elementwise(g_.node(id)) || fusable_reduction(g_.node(id), uses)) grow(id, uses);
     }
 
     // Liveness after fusion: a fused root needs its params, absorbed members nothing.
@@ -89,14 +89,26 @@ class Fuser {
     return n.kind == NodeKind::op && n.op->traits.elementwise && !n.op->traits.random && n.regions.empty();
   }
 
+  // A plain-fold reduction (registry `fold`) roots a group only where that pays: its
+  // operand is an elementwise op read by nothing else (so it need never be stored: the
+  // group folds it as it is computed) or a broadcast (never materialised). An operand
+  // with other readers is stored anyway; fusing would compute it twice.
+  bool fusable_reduction(const Node& n, const std::vector<std::uint32_t>& uses) const {
+    if (n.kind != NodeKind::op || n.op->fold == ir::Fold::none || n.inputs.size() != 1) return false;
+    const Node& x = g_.node(n.inputs[0]);
+    return (elementwise(x) && uses[x.id] == 1 && group_of_[x.id] == kNone) || is(x, bcast_);
+  }
+
   void grow(NodeId root, const std::vector<std::uint32_t>& uses) {
     Group grp;
     grp.root = root;
-    const Type& loop = g_.node(root).type;
+    const bool reduce = !elementwise(g_.node(root));
+    // The loop runs over the root's elements, or over a reduction's operand.
+    const Type& loop = reduce ? g_.node(g_.node(root).inputs[0]).type : g_.node(root).type;
     const std::size_t gi = groups_.size();
     std::vector<NodeId> work{root};
     std::vector<NodeId> members{root};
-    std::map<NodeId, Member> kind{{root, Member::elementwise}};
+    std::map<NodeId, Member> kind{{root, reduce ? Member::reduce : Member::elementwise}};
     while (!work.empty()) {
       NodeId m = work.back();
       work.pop_back();
@@ -110,7 +122,7 @@ class Fuser {
           k = Member::broadcast;
         } else if (is(xn, full_) && xn.type.shape == loop.shape) {
           k = Member::full;
-        } else if (grp.matmul == ir::kNoNode && group_of_[x] == kNone && uses[x] == 1 && is(xn, matmul_) &&
+        } else if (!reduce && grp.matmul == ir::kNoNode && group_of_[x] == kNone && uses[x] == 1 && is(xn, matmul_) &&
                    xn.type == loop && g_.node(xn.inputs[0]).kind != NodeKind::constant &&
                    g_.node(xn.inputs[1]).kind != NodeKind::constant) {
           k = Member::matmul;
@@ -138,7 +150,8 @@ class Fuser {
     }
     if (grp.params.empty()) return;  // all constant: fold's business
     for (NodeId m : members)
-      if (kind.at(m) == Member::elementwise || kind.at(m) == Member::matmul) group_of_[m] = gi;
+      if (kind.at(m) == Member::elementwise || kind.at(m) == Member::matmul || kind.at(m) == Member::reduce)
+        group_of_[m] = gi;
     group_of_[root] = gi;
     grp.members = std::move(members);
     kinds_.push_back(std::move(kind));
@@ -189,7 +202,9 @@ class Fuser {
     body->outputs = {in_body.at(grp.root).id};
     LocScope at(root.loc, true);
     Value f = ir::make_op(r.dst(), *fused_, outer,
-                          {{"kind", std::string(grp.matmul != ir::kNoNode ? "matmul" : "elementwise")},
+                          {{"kind", std::string(kind.at(grp.root) == Member::reduce ? "reduce"
+                                                : grp.matmul != ir::kNoNode            ? "matmul"
+                                                                                        : "elementwise")},
                            {"shape", root.type.shape},
                            {"dtype", root.type.dtype}});
     r.dst().mutable_node(f.id).role = root.role;

@@ -256,8 +256,14 @@ class Rewriter {
   std::optional<NodeId> build(const Rule& r, const Pattern& p, const Binding& b, const Type& root, int depth) {
     switch (p.kind) {
       case Pattern::Kind::var: return b.node[static_cast<std::size_t>(p.slot)];
-      case Pattern::Kind::constant:
-        return ir::full(dst_, root, p.value).id;
+      case Pattern::Kind::constant: {
+        if (!p.computed) return ir::full(dst_, root, p.value).id;
+        auto v = eval_attr(r, *p.computed, b);  // a count: f64, or an i64
+        if (!v) return std::nullopt;
+        if (auto* d = std::get_if<double>(&*v)) return ir::full(dst_, root, *d).id;
+        if (auto* i = std::get_if<std::int64_t>(&*v)) return ir::full(dst_, root, static_cast<double>(*i)).id;
+        return std::nullopt;
+      }
       case Pattern::Kind::op: break;
     }
     std::vector<ir::Value> ins;

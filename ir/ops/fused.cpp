@@ -2,15 +2,16 @@
 // matmul) that the kernel runs as ONE loop over tiles of a few thousand elements, calling
 // the body ops' own registry kernels on tile-sized windows, so no value inside the region
 // ever gets a full-size buffer. ir/README.md ("Fused nodes") is the contract for every
-// executor; check_regions enforces it. Knows no op by name except the two structural body
-// ops the contract names (broadcast_to, matmul). No xtensor here.
+// executor; analyze() enforces it. Knows no op by name except the two structural body
+// ops the contract names (broadcast_to, matmul); a final reduction (kind "reduce") is
+// recognised by its registry `fold` column and run by fused_reduce.cpp. No xtensor here.
 #include <algorithm>
 #include <cstring>
 #include <exception>
 #include <mutex>
 
 #include "ir/errors.hpp"
-#include "ir/ops/rules.hpp"
+#include "ir/ops/fused_body.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -18,28 +19,13 @@
 
 namespace mg::ir {
 
+namespace fused {
+
 namespace {
 
 using namespace rules;
 
-constexpr std::int64_t kTile = 4096;           // elements per tile
 constexpr std::int64_t kParallelTiles = 1 << 16;  // parallel over tiles from this many elements
-
-// What each body value is, per the contract in ir/README.md.
-enum class BodyRole : std::uint8_t {
-  tiled,      // a parameter or constant read at the loop index
-  whole,      // a parameter or constant read whole (by broadcast_to or matmul)
-  broadcast,  // broadcast_to of a whole value to the loop shape
-  compute,    // an elementwise op
-  matmul,     // the GEMM prologue (kind "matmul")
-};
-
-struct BodyPlan {
-  std::vector<BodyRole> role;
-  Type loop;  // the loop shape and the result dtype
-  NodeId matmul = kNoNode;
-  NodeId result = kNoNode;
-};
 
 bool is_op(const Node& n, std::string_view name) { return n.kind == NodeKind::op && n.op->name == name; }
 
@@ -49,13 +35,15 @@ void check(bool ok, Msg&& msg) {
   if (!ok) throw TypeRuleError{msg()};
 }
 
-// Checks `n` (a fused node, inputs typed `in`) against the contract; returns its plan.
+}  // namespace
+
 BodyPlan analyze(const Node& n, std::span<const Type> in) {
   check(n.regions.size() == 1, [] { return std::string("a fused node owns exactly one region"); });
   const Graph& body = *n.regions[0];
   const std::string& kind = n.attrs.str("kind");
-  const bool mm_kind = kind == "matmul";
-  check(kind == "elementwise" || mm_kind, [&] { return "kind must be \"elementwise\" or \"matmul\", got \"" + kind + "\""; });
+  const bool mm_kind = kind == "matmul", red_kind = kind == "reduce";
+  check(kind == "elementwise" || mm_kind || red_kind,
+        [&] { return "kind must be \"elementwise\", \"matmul\" or \"reduce\", got \"" + kind + "\""; });
   check(body.inputs().size() == in.size(), [&] {
     return "the region takes " + std::to_string(body.inputs().size()) + " parameters but the node has " +
            std::to_string(in.size()) + " inputs";
@@ -73,7 +61,17 @@ BodyPlan analyze(const Node& n, std::span<const Type> in) {
   check(body.node(p.result).type == n.type, [&] {
     return "the region returns " + to_string(body.node(p.result).type) + " but the node is " + to_string(n.type);
   });
-  const std::int64_t count = n.type.numel();
+  if (red_kind) {  // the loop runs over the reduction's operand
+    const Node& r = body.node(p.result);
+    check(r.kind == NodeKind::op && r.op->fold != Fold::none && r.inputs.size() == 1, [&] {
+      return "a kind \"reduce\" body ends with a plain-fold reduction (reduce_sum, reduce_mean, ...), not " +
+             r.op_name();
+    });
+    p.reduce = p.result;
+    p.result = r.inputs[0];
+    p.loop = body.node(p.result).type;
+  }
+  const std::int64_t count = p.loop.numel();
   p.role.resize(body.size());
   bool seen_op = false;
   for (NodeId id = 0; id < body.size(); ++id) {
@@ -88,7 +86,9 @@ BodyPlan analyze(const Node& n, std::span<const Type> in) {
     const bool first_op = !seen_op;
     seen_op = true;
     for (NodeId x : b.inputs) check(x < id, where("operand defined after use"));
-    if (is_op(b, "broadcast_to")) {
+    if (id == p.reduce) {
+      p.role[id] = BodyRole::reduce;
+    } else if (is_op(b, "broadcast_to")) {
       check(body.node(b.inputs[0]).kind != NodeKind::op, where("broadcasts a computed value (only parameters and constants)"));
       check(b.type.shape == p.loop.shape, [&] { return where("broadcasts to " + to_string(b.type.shape) + ", not the loop shape " + to_string(p.loop.shape))(); });
       p.role[id] = BodyRole::broadcast;
@@ -105,7 +105,8 @@ BodyPlan analyze(const Node& n, std::span<const Type> in) {
       for (NodeId x : b.inputs) check(p.role[x] != BodyRole::whole, where("reads a whole value elementwise"));
       p.role[id] = BodyRole::compute;
     } else {
-      check(false, where("op not allowed in a fused body (elementwise ops, broadcast_to, a leading matmul)"));
+      check(false, where("op not allowed in a fused body (elementwise ops, broadcast_to, a leading matmul, a final "
+                         "reduction in kind \"reduce\")"));
     }
   }
   check(!mm_kind || p.matmul != kNoNode, [] { return std::string("a kind \"matmul\" body starts with a matmul"); });
@@ -114,25 +115,7 @@ BodyPlan analyze(const Node& n, std::span<const Type> in) {
   return p;
 }
 
-// NumPy broadcasting as an index map: dst[j] = src[sum_k idx_k(j) * sstride_k], j in
-// [off, off + len) of the loop shape.
-struct BroadcastMap {
-  Shape shape;                      // loop shape
-  std::vector<std::int64_t> sstride;  // per loop axis; 0 on broadcast axes
-  std::size_t elem = 0;
-};
-
-BroadcastMap broadcast_map(const Type& src, const Shape& loop) {
-  BroadcastMap m;
-  m.shape = loop;
-  m.elem = size_of(src.dtype);
-  m.sstride.assign(loop.size(), 0);
-  const auto st = strides_of(src.shape);
-  const std::size_t lead = loop.size() - src.shape.size();
-  for (std::size_t k = 0; k < src.shape.size(); ++k)
-    m.sstride[lead + k] = src.shape[k] == 1 ? 0 : st[k];
-  return m;
-}
+namespace {
 
 // n elements of E bytes from src with element stride sstride (0: a splat) to dst.
 template <class U>
@@ -157,63 +140,195 @@ void copy_run(std::size_t elem, std::byte* dst, const std::byte* src, std::int64
   }
 }
 
-void run_broadcast(const BroadcastMap& m, const std::byte* src, std::byte* dst, std::int64_t off, std::int64_t len) {
-  const int rank = static_cast<int>(m.shape.size());
-  if (std::all_of(m.sstride.begin(), m.sstride.end(), [](std::int64_t s) { return s == 0; })) {
-    copy_run(m.elem, dst, src, len, 0);  // a splat (a scalar, or all size-1 axes)
+// NumPy broadcasting as an index map: per loop axis the source stride, 0 on broadcast axes.
+std::vector<std::int64_t> broadcast_strides(const Shape& src, const Shape& loop) {
+  std::vector<std::int64_t> s(loop.size(), 0);
+  const auto st = strides_of(src);
+  const std::size_t lead = loop.size() - src.size();
+  for (std::size_t k = 0; k < src.size(); ++k) s[lead + k] = src[k] == 1 ? 0 : st[k];
+  return s;
+}
+
+// dst[j] = src[sum_k idx_k(j) * sstride_k] for j in [off, off + len) of the loop shape.
+void run_broadcast(const Shape& shape, const std::vector<std::int64_t>& sstride, std::size_t elem,
+                   const std::byte* src, std::byte* dst, std::int64_t off, std::int64_t len) {
+  const int rank = static_cast<int>(shape.size());
+  if (std::all_of(sstride.begin(), sstride.end(), [](std::int64_t s) { return s == 0; })) {
+    copy_run(elem, dst, src, len, 0);  // a splat (a scalar, or all size-1 axes)
     return;
   }
   // Multi-index of `off`, then whole runs along the innermost axis.
   std::vector<std::int64_t> idx(static_cast<std::size_t>(rank));
   std::int64_t rem = off;
   for (int k = rank - 1; k >= 0; --k) {
-    const std::int64_t d = std::max<std::int64_t>(m.shape[static_cast<std::size_t>(k)], 1);
+    const std::int64_t d = std::max<std::int64_t>(shape[static_cast<std::size_t>(k)], 1);
     idx[static_cast<std::size_t>(k)] = rem % d;
     rem /= d;
   }
-  const std::int64_t inner = m.shape.back();
+  const std::int64_t inner = shape.back();
   std::int64_t done = 0;
   while (done < len) {
     std::int64_t s = 0;
-    for (int k = 0; k < rank; ++k) s += idx[static_cast<std::size_t>(k)] * m.sstride[static_cast<std::size_t>(k)];
+    for (int k = 0; k < rank; ++k) s += idx[static_cast<std::size_t>(k)] * sstride[static_cast<std::size_t>(k)];
     const std::int64_t n = std::min(inner - idx.back(), len - done);
-    copy_run(m.elem, dst + done * static_cast<std::int64_t>(m.elem), src + s * static_cast<std::int64_t>(m.elem), n,
-             m.sstride.back());
+    copy_run(elem, dst + done * static_cast<std::int64_t>(elem), src + s * static_cast<std::int64_t>(elem), n,
+             sstride.back());
     done += n;
     idx.back() += n;
-    for (int k = rank - 1; k > 0 && idx[static_cast<std::size_t>(k)] >= m.shape[static_cast<std::size_t>(k)]; --k) {
+    for (int k = rank - 1; k > 0 && idx[static_cast<std::size_t>(k)] >= shape[static_cast<std::size_t>(k)]; --k) {
       idx[static_cast<std::size_t>(k)] = 0;
       ++idx[static_cast<std::size_t>(k - 1)];
     }
   }
 }
 
-void fused_kernel(const KernelArgs& k) {
-  const Node& n = k.node;
+}  // namespace
+
+BodyEval::BodyEval(const Node& n, const BodyPlan& p, std::span<const Array* const> in, const Array* out)
+    : body_(*n.regions[0]), p_(p), out_(out), whole_(body_.size(), nullptr), bmap_(body_.size()) {
+  // Whole values (parameters by position, constants by literal) and broadcast maps.
+  for (std::size_t i = 0; i < body_.inputs().size(); ++i) whole_[body_.inputs()[i]] = in[i];
+  for (NodeId id = 0; id < body_.size(); ++id) {
+    const Node& b = body_.node(id);
+    if (b.kind == NodeKind::constant) whole_[id] = b.literal.get();
+    if (p_.role[id] == BodyRole::broadcast) {
+      const Type& src = body_.node(b.inputs[0]).type;
+      bmap_[id] = {p_.loop.shape, broadcast_strides(src.shape, p_.loop.shape), size_of(src.dtype)};
+    }
+  }
+}
+
+BodyEval::Scratch::Scratch(const BodyEval& e) : buf(e.body_.size()), tile(e.body_.size()) {
+  thread_local std::vector<Array> pool;
+  std::size_t used = 0;
+  for (NodeId id = 0; id < e.body_.size(); ++id)
+    if (e.p_.role[id] == BodyRole::compute || e.p_.role[id] == BodyRole::broadcast) {
+      if (used == pool.size()) pool.emplace_back(Type{DType::f64, {kTile}});  // the widest dtype
+      buf[id] = pool[used++];
+    }
+}
+
+const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const {
+  for (NodeId id = 0; id < body_.size(); ++id) {
+    const Node& b = body_.node(id);
+    const Type tt{b.type.dtype, {len}};
+    switch (p_.role[id]) {
+      case BodyRole::whole:
+      case BodyRole::reduce: break;
+      case BodyRole::tiled: s.tile[id] = whole_[id]->view(off, tt); break;
+      case BodyRole::matmul: s.tile[id] = out_->view(off, tt); break;
+      case BodyRole::broadcast:
+      case BodyRole::compute: {
+        if (id == p_.result && dst) {
+          s.tile[id] = *dst;
+        } else {
+          s.tile[id] = s.buf[id];
+          s.tile[id].retype(tt);
+        }
+        if (p_.role[id] == BodyRole::broadcast) {
+          const Bcast& m = bmap_[id];
+          run_broadcast(m.shape, m.sstride, m.elem, static_cast<const std::byte*>(whole_[b.inputs[0]]->raw()),
+                        static_cast<std::byte*>(s.tile[id].raw()), off, len);
+        } else {
+          s.ins.clear();
+          for (NodeId x : b.inputs) s.ins.push_back(&s.tile[x]);
+          b.op->kernel(KernelArgs{s.ins, b, s.tile[id], nullptr});
+        }
+        break;
+      }
+    }
+  }
+  return s.tile[p_.result];
+}
+
+CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i) {
+  CBody c;
+  c.value.resize(body.size());
+  for (NodeId id = 0; id < body.size(); ++id) {
+    const Node& b = body.node(id);
+    switch (p.role[id]) {
+      case BodyRole::tiled: c.value[id] = name[id] + "[" + i + "]"; break;
+      case BodyRole::whole:
+      case BodyRole::reduce: break;
+      case BodyRole::matmul: c.value[id] = name[id] + "[" + i + "]"; break;
+      case BodyRole::broadcast: {
+        const Shape& src = body.node(b.inputs[0]).type.shape;
+        c.value[id] = name[b.inputs[0]] + "[" + c_offset(i, p.loop.shape, broadcast_strides(src, p.loop.shape)) + "]";
+        break;
+      }
+      case BodyRole::compute: {
+        std::vector<std::string> in;
+        std::vector<DType> dts;
+        for (NodeId x : b.inputs) {
+          in.push_back(c.value[x]);
+          dts.push_back(body.node(x).type.dtype);
+        }
+        const CExprArgs e{b, in, dts, b.type.dtype, i};
+        const EmitC& ec = b.op->emit_c;
+        const std::string t = "f" + std::to_string(id);
+        c.code += "    const " + c_type(b.type.dtype) + " " + t + " = " +
+                  (ec.expr_fn ? ec.expr_fn(e) : expand_c_expr(ec.expr, e)) + ";\n";
+        c.value[id] = t;
+        ++c.ops;
+        break;
+      }
+    }
+  }
+  return c;
+}
+
+std::vector<std::string> c_names(const Graph& body, const CLoopArgs& a) {
+  std::vector<std::string> name(body.size());
+  const auto& ins = body.inputs();
+  for (NodeId id = 0; id < body.size(); ++id) {
+    const Node& b = body.node(id);
+    if (b.kind == NodeKind::input)
+      name[id] = a.in[static_cast<std::size_t>(std::find(ins.begin(), ins.end(), id) - ins.begin())];
+    if (b.kind == NodeKind::constant) {
+      name[id] = a.out + "_c" + std::to_string(id);
+      a.support(name[id], c_array(name[id], *b.literal));
+    }
+  }
+  return name;
+}
+
+}  // namespace fused
+
+void fused_reduce_kernel(const KernelArgs& k, const fused::BodyPlan& p);  // fused_reduce.cpp
+void fused_reduce_c(const CLoopArgs& a, const fused::BodyPlan& p);      // fused_reduce.cpp
+
+namespace {
+
+using namespace rules;
+using fused::BodyEval;
+using fused::BodyPlan;
+using fused::BodyRole;
+using fused::kTile;
+
+BodyPlan checked_plan(const KernelArgs& k) {
   std::vector<Type> in_types;
   for (const Array* a : k.in) in_types.push_back(a->type());
-  BodyPlan p;
   try {
-    p = analyze(n, in_types);
+    return fused::analyze(k.node, in_types);
   } catch (const TypeRuleError& e) {
     MG_ASSERT(false, "fused node does not verify: " + e.message);
   }
+  return {};
+}
+
+void fused_kernel(const KernelArgs& k) {
+  const Node& n = k.node;
+  const BodyPlan p = checked_plan(k);
+  if (p.reduce != kNoNode) return fused_reduce_kernel(k, p);
   const Graph& body = *n.regions[0];
   const std::int64_t total = p.loop.numel();
-
-  // Whole values (parameters by position, constants by literal) and broadcast maps.
-  std::vector<const Array*> whole(body.size(), nullptr);
-  for (std::size_t i = 0; i < body.inputs().size(); ++i) whole[body.inputs()[i]] = k.in[i];
-  for (NodeId id = 0; id < body.size(); ++id)
-    if (body.node(id).kind == NodeKind::constant) whole[id] = body.node(id).literal.get();
-  std::vector<BroadcastMap> bmap(body.size());
-  for (NodeId id = 0; id < body.size(); ++id)
-    if (p.role[id] == BodyRole::broadcast)
-      bmap[id] = broadcast_map(body.node(body.node(id).inputs[0]).type, p.loop.shape);
+  const BodyEval eval(n, p, k.in, &k.out);
 
   if (p.matmul != kNoNode) {  // the GEMM prologue, whole, into the result buffer
     const Node& mm = body.node(p.matmul);
-    const Array* ops[2] = {whole[mm.inputs[0]], whole[mm.inputs[1]]};
+    const auto& params = body.inputs();
+    auto param = [&](NodeId x) { return k.in[static_cast<std::size_t>(std::find(params.begin(), params.end(), x) - params.begin())]; };
+    const Array* ops[2] = {param(mm.inputs[0]), param(mm.inputs[1])};  // matmul operands are parameters
     mm.op->kernel(KernelArgs{ops, mm, k.out, nullptr});
   }
   if (total == 0) return;
@@ -221,50 +336,15 @@ void fused_kernel(const KernelArgs& k) {
   const std::int64_t ntiles = (total + kTile - 1) / kTile;
   std::exception_ptr error;
   std::mutex error_mu;
-#pragma omp parallel if (total >= kParallelTiles && omp_get_max_threads() > 1)
+#pragma omp parallel if (total >= fused::kParallelTiles && omp_get_max_threads() > 1)
   {
-    // Per-thread tile scratch for every computed value but the result, kept between calls.
-    thread_local std::vector<Array> pool;
-    std::vector<Array> scratch(body.size());
-    std::size_t used = 0;
-    for (NodeId id = 0; id < body.size(); ++id)
-      if ((p.role[id] == BodyRole::compute || p.role[id] == BodyRole::broadcast) && id != p.result) {
-        if (used == pool.size()) pool.emplace_back(Type{DType::f64, {kTile}});  // the widest dtype
-        scratch[id] = pool[used++];
-      }
-    std::vector<Array> tile(body.size());
-    std::vector<const Array*> ins;
+    BodyEval::Scratch scratch(eval);
 #pragma omp for schedule(static)
     for (std::int64_t t = 0; t < ntiles; ++t) {
       try {
         const std::int64_t off = t * kTile, len = std::min(kTile, total - off);
-        for (NodeId id = 0; id < body.size(); ++id) {
-          const Node& b = body.node(id);
-          const Type tt{b.type.dtype, {len}};
-          switch (p.role[id]) {
-            case BodyRole::whole: break;
-            case BodyRole::tiled: tile[id] = whole[id]->view(off, tt); break;
-            case BodyRole::matmul: tile[id] = k.out.view(off, tt); break;
-            case BodyRole::broadcast:
-            case BodyRole::compute: {
-              if (id == p.result) {
-                tile[id] = k.out.view(off, tt);
-              } else {
-                tile[id] = scratch[id];
-                tile[id].retype(tt);
-              }
-              if (p.role[id] == BodyRole::broadcast) {
-                run_broadcast(bmap[id], static_cast<const std::byte*>(whole[b.inputs[0]]->raw()),
-                              static_cast<std::byte*>(tile[id].raw()), off, len);
-              } else {
-                ins.clear();
-                for (NodeId x : b.inputs) ins.push_back(&tile[x]);
-                b.op->kernel(KernelArgs{ins, b, tile[id], nullptr});
-              }
-              break;
-            }
-          }
-        }
+        Array dst = k.out.view(off, Type{p.loop.dtype, {len}});
+        eval.run(scratch, off, len, &dst);
       } catch (...) {
         std::lock_guard lock(error_mu);
         if (!error) error = std::current_exception();
@@ -274,8 +354,9 @@ void fused_kernel(const KernelArgs& k) {
   if (error) std::rethrow_exception(error);
 }
 
-// The registry test's body for a case: tanh(a0 * broadcast(a1)) + a0, or for kind
-// "matmul": relu(matmul(a0, a1) + broadcast(a2)).
+// The registry test's body for a case: tanh(a0 * broadcast(a1)) + a0, for kind "matmul":
+// relu(matmul(a0, a1) + broadcast(a2)), for kind "reduce": reduce_sum over axis 0 of the
+// elementwise body.
 void attach_test_region(Graph& g, NodeId id) {
   const Node& n = g.node(id);
   auto body = std::make_unique<Graph>();
@@ -283,11 +364,14 @@ void attach_test_region(Graph& g, NodeId id) {
   for (std::size_t i = 0; i < n.inputs.size(); ++i)
     a.push_back(body->add_input(std::string(1, 'a').append(std::to_string(i)), g.node(n.inputs[i]).type));
   Value r;
-  if (n.attrs.str("kind") == "matmul") {
+  const std::string& kind = n.attrs.str("kind");
+  if (kind == "matmul") {
     Value mm = matmul(a[0], a[1]);  // the prologue must be the body's first op
     r = unary("relu", add(mm, broadcast_to(a[2], n.type.shape)));
   } else {
-    r = add(tanh(mul(a[0], broadcast_to(a[1], n.type.shape))), a[0]);
+    const Shape& loop = g.node(n.inputs[0]).type.shape;
+    r = add(tanh(mul(a[0], broadcast_to(a[1], loop))), a[0]);
+    if (kind == "reduce") r = reduce_sum(r, {0}, false);
   }
   body->outputs = {r.id};
   g.mutable_node(id).regions.push_back(std::move(body));
@@ -297,23 +381,11 @@ void attach_test_region(Graph& g, NodeId id) {
 // ONE loop over the loop shape computing the body's elementwise chain into temporaries
 // with each op's registry expression; broadcasts read their source through an index map.
 void fused_c(const CLoopArgs& a) {
-  const BodyPlan p = analyze(a.node, a.in_types);
+  const BodyPlan p = fused::analyze(a.node, a.in_types);
+  if (p.reduce != kNoNode) return fused_reduce_c(a, p);
   const Graph& body = *a.node.regions[0];
   const std::int64_t count = a.node.type.numel();
-  auto param_index = [&](NodeId id) {
-    const auto& ins = body.inputs();
-    return static_cast<std::size_t>(std::find(ins.begin(), ins.end(), id) - ins.begin());
-  };
-  // Body values as C names: parameters are the node's inputs, constants file-scope arrays.
-  std::vector<std::string> name(body.size());
-  for (NodeId id = 0; id < body.size(); ++id) {
-    const Node& b = body.node(id);
-    if (b.kind == NodeKind::input) name[id] = a.in[param_index(id)];
-    if (b.kind == NodeKind::constant) {
-      name[id] = a.out + "_c" + std::to_string(id);
-      a.support(name[id], c_array(name[id], *b.literal));
-    }
-  }
+  std::vector<std::string> name = fused::c_names(body, a);
   if (p.matmul != kNoNode) {
     const Node& mm = body.node(p.matmul);
     const std::vector<std::string> in{name[mm.inputs[0]], name[mm.inputs[1]]};
@@ -321,43 +393,13 @@ void fused_c(const CLoopArgs& a) {
     a.w.open("");
     defined_op("matmul").emit_c.loops(CLoopArgs{mm, in, types, a.out, a.w, a.blas, a.fail, a.support});
     a.w.close();
+    name[p.matmul] = a.out;  // the epilogue reads the GEMM result in place
   }
   if (count == 0) return;
-  std::string code;
-  std::vector<std::string> value(body.size());  // C expression of each value at index i
-  std::int64_t ops = 0;
-  for (NodeId id = 0; id < body.size(); ++id) {
-    const Node& b = body.node(id);
-    switch (p.role[id]) {
-      case BodyRole::tiled: value[id] = name[id] + "[i]"; break;
-      case BodyRole::whole: break;
-      case BodyRole::matmul: value[id] = a.out + "[i]"; break;
-      case BodyRole::broadcast: {
-        const BroadcastMap m = broadcast_map(body.node(b.inputs[0]).type, p.loop.shape);
-        value[id] = name[b.inputs[0]] + "[" + c_offset("i", m.shape, m.sstride) + "]";
-        break;
-      }
-      case BodyRole::compute: {
-        std::vector<std::string> in;
-        std::vector<DType> dts;
-        for (NodeId x : b.inputs) {
-          in.push_back(value[x]);
-          dts.push_back(body.node(x).type.dtype);
-        }
-        const CExprArgs e{b, in, dts, b.type.dtype, "i"};
-        const EmitC& c = b.op->emit_c;
-        const std::string t = "f" + std::to_string(id);
-        code += "    const " + c_type(b.type.dtype) + " " + t + " = " +
-                (c.expr_fn ? c.expr_fn(e) : expand_c_expr(c.expr, e)) + ";\n";
-        value[id] = t;
-        ++ops;
-        break;
-      }
-    }
-  }
-  c_for(a.w, "i", count, count * std::max<std::int64_t>(ops, 1), true);
-  a.w.raw(code);
-  a.w.line(a.out + "[i] = " + value[p.result] + ";");
+  const fused::CBody c = fused::c_body(body, p, name, "i");
+  c_for(a.w, "i", count, count * std::max<std::int64_t>(c.ops, 1), true);
+  a.w.raw(c.code);
+  a.w.line(a.out + "[i] = " + c.value[p.result] + ";");
   a.w.close();
 }
 
@@ -366,19 +408,21 @@ void fused_c(const CLoopArgs& a) {
 void register_fused_ops() {
   OpDef& d = define_op("fused");
   d.doc =
-      "one loop over its region (a chain of elementwise ops, optionally after a matmul; see Fused nodes): the "
-      "region's result, computed without full-size intermediates; not differentiable (fusion runs after grad)";
+      "one loop over its region (a chain of elementwise ops, optionally after a matmul or folded by a final "
+      "reduction; see Fused nodes): the region's result, computed without full-size intermediates; not "
+      "differentiable (fusion runs after grad)";
   d.arity = -1;
   d.attrs = {{"kind", AttrKind::string, std::nullopt},
              {"shape", AttrKind::i64_list, std::nullopt},
              {"dtype", AttrKind::dtype, std::nullopt}};
   d.infer = [](std::span<const Type>, const Attrs& attrs) {
     const std::string& kind = attrs.str("kind");
-    require(kind == "elementwise" || kind == "matmul", "kind must be \"elementwise\" or \"matmul\", got \"" + kind + "\"");
+    require(kind == "elementwise" || kind == "matmul" || kind == "reduce",
+            "kind must be \"elementwise\", \"matmul\" or \"reduce\", got \"" + kind + "\"");
     for (auto dim : attrs.list("shape")) require(dim >= 0, "negative dimension in shape");
     return Type{attrs.dtype("dtype"), attrs.list("shape")};
   };
-  d.check_regions = [](const Node& n, std::span<const Type> in) { analyze(n, in); };
+  d.check_regions = [](const Node& n, std::span<const Type> in) { fused::analyze(n, in); };
   d.kernel = fused_kernel;
   d.emit_c = c_loops(fused_c);
   d.not_differentiable = "fusion runs after grad: differentiate the unfused graph";
@@ -387,6 +431,7 @@ void register_fused_ops() {
       {{Type{f64, {3, 4}}, Type{f64, {4}}}, {{"kind", std::string("elementwise")}, {"shape", I64List{3, 4}}, {"dtype", f64}}},
       {{Type{f64, {3, 5}}, Type{f64, {5, 4}}, Type{f64, {4}}},
        {{"kind", std::string("matmul")}, {"shape", I64List{3, 4}}, {"dtype", f64}}},
+      {{Type{f64, {3, 4}}, Type{f64, {4}}}, {{"kind", std::string("reduce")}, {"shape", I64List{4}}, {"dtype", f64}}},
   };
   d.test.attach_regions = attach_test_region;
 }

@@ -98,81 +98,249 @@ Type matmul_infer(std::span<const Type> in, const Attrs&) {
 
 // ---- C99 emission ----------------------------------------------------------------------
 
-// Our own GEMM for code without BLAS (standalone exports): C = A @ B. Per NR-column tile
-// (tiles spread over OpenMP threads) and KB-deep block, the B panel is packed into a
-// contiguous stack buffer (no power-of-two strides to thrash the cache; zero-padded, so
-// the inner loop always has NR columns), then MR x NR register tiles of C accumulate over
-// it. NR and KB suit the target (vector width; a small stack on microcontrollers: 2 KB
-// for f32). $T element type, $S name suffix.
+// Our own GEMM for code without BLAS (standalone exports), after BLIS/GotoBLAS: any
+// operand strides (A(i,p) = a[i*ars + p*acs], B(p,j) = b[p*brs + j*bcs]), so a transposed
+// operand (a Linear's weight.T, the backward pass's x.T) is read in place; B is packed per
+// KC-deep slice into contiguous NR-column panels (in the arena scratch the emitter
+// planned; A is read in place: its MR x KC block stays in L1, and packing it per chunk
+// cost as much as the FMAs at MLP sizes), and an MR x NR register tile accumulates
+// over them, written so compilers vectorise it (-O3 -march=...). MR/NR/KC suit the
+// target's vector registers (and a microcontroller's stack); FMA where the target has a
+// fast one (C99's FP_FAST_FMA[F]). Threads take disjoint column chunks: no barrier inside,
+// so a busy machine (or BLAS threads spinning in the same process) cannot stall them.
+// Fewer than kGemmSmallM rows (batch-1 inference) skip packing. $T element type, $S name
+// suffix, $F/$U the math.h suffixes (f/F for float).
 constexpr const char* kCGemm = R"(#if defined(__AVX512F__)
-#define MG_GEMM_NR_$S (64 / sizeof($T) * 2)
-#define MG_GEMM_KB_$S 256
+#define MG_GEMM_MR_$S 8
+#define MG_GEMM_NR_$S (64 / (int)sizeof($T) * 2)
+#define MG_GEMM_KC_$S 256
 #elif defined(__AVX__)
-#define MG_GEMM_NR_$S (32 / sizeof($T) * 2)
-#define MG_GEMM_KB_$S 256
+#define MG_GEMM_MR_$S 6
+#define MG_GEMM_NR_$S (32 / (int)sizeof($T) * 2)
+#define MG_GEMM_KC_$S 256
 #else
-#define MG_GEMM_NR_$S (16 / sizeof($T) * 2)
-#define MG_GEMM_KB_$S 64
+#define MG_GEMM_MR_$S 4
+#define MG_GEMM_NR_$S (16 / (int)sizeof($T) * 2)
+#define MG_GEMM_KC_$S 64
 #endif
-static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, const $T* b, $T* c) {
-  enum { MR = 6, NR = MG_GEMM_NR_$S, KB = MG_GEMM_KB_$S };
-  const int64_t tn = (n + NR - 1) / NR;
-  int64_t jt;
-  if (m < MR) {  /* a few rows (batch-1 inference): stream B's rows once, no packing */
-    int64_t i, p, j;
-    for (i = 0; i < m * n; ++i) c[i] = 0;
-    for (i = 0; i < m; ++i)
-      for (p = 0; p < k; ++p) {
-        const $T aip = a[i * k + p];
-        const $T* bp = b + p * n;
-        $T* ci = c + i * n;
-        MG_OMP(omp simd)
-        for (j = 0; j < n; ++j) ci[j] += aip * bp[j];
-      }
-    return;
+#if defined(FP_FAST_FMA$U)
+#define MG_GEMM_MAC_$S(acc, x, y) acc = fma$F(x, y, acc)
+#else
+#define MG_GEMM_MAC_$S(acc, x, y) acc += (x) * (y)
+#endif
+)";
+constexpr const char* kCGemmPacked = R"(/* One MR x NR register tile: c[0,mr) x [0,nr) = (add ? c : 0) + A[0,mr) x [0,kc) @ the packed
+   panel bp (NR columns, zero-padded). A is read in place, any strides: rows past mr repeat
+   row mr - 1 (computed, never stored), so the loop is always full and never reads past A. */
+static void mg_gemm_tile_$S(int64_t kc, const $T* a, int64_t ars, int64_t acs, const $T* bp, $T* c, int64_t ldc,
+                            int64_t mr, int64_t nr, int add) {
+  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S };
+  $T acc[MR][NR];
+  const $T* row[MR];
+  int64_t p, r, j;
+  for (r = 0; r < MR; ++r) {
+    row[r] = a + (r < mr ? r : mr - 1) * ars;
+    for (j = 0; j < NR; ++j) acc[r][j] = 0;
   }
+  for (p = 0; p < kc; ++p) {
+    const $T* bpp = bp + p * NR;
+    for (r = 0; r < MR; ++r) {
+      const $T ar = row[r][p * acs];
+      MG_OMP(omp simd)
+      for (j = 0; j < NR; ++j) MG_GEMM_MAC_$S(acc[r][j], ar, bpp[j]);
+    }
+  }
+  if (mr == MR && nr == NR) {
+    for (r = 0; r < MR; ++r)
+      for (j = 0; j < NR; ++j) c[r * ldc + j] = (add ? c[r * ldc + j] : 0) + acc[r][j];
+  } else {
+    for (r = 0; r < mr; ++r)
+      for (j = 0; j < nr; ++j) c[r * ldc + j] = (add ? c[r * ldc + j] : 0) + acc[r][j];
+  }
+}
+/* dst[p][0,NR) = B(p, j) for j < nr, zero beyond: one kc-deep panel of NR columns. */
+static void mg_gemm_pack_b_$S(int64_t kc, int64_t nr, const $T* b, int64_t brs, int64_t bcs, $T* dst) {
+  enum { NR = MG_GEMM_NR_$S };
+  int64_t p, j;
+  for (p = 0; p < kc; ++p)
+    for (j = 0; j < NR; ++j) dst[p * NR + j] = j < nr ? b[p * brs + j * bcs] : 0;
+}
+/* C[m,n] (row-major) = A @ B. The NR-column panels of C are split into chunks (at most 16
+   panels, at least 8 chunks when there are enough panels), one OpenMP iteration each, so
+   threads never wait on each other inside: per KC-deep slice a chunk packs its B panels
+   (into `bpack`, KC x roundup(n, NR), each chunk its own columns; or, when bpack is 0, one
+   panel at a time on the stack) and runs the register tiles down all rows of A (A's
+   MR x KC block stays in L1, the chunk's B panels in L2). */
+static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                       int64_t brs, int64_t bcs, $T* c, $T* bpack) {
+  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S, KC = MG_GEMM_KC_$S, CH = 16 };
+  const int64_t panels = (n + NR - 1) / NR, kcmax = k < KC ? k : KC;  /* a panel's stride in bpack */
+  int64_t nch = (panels + CH - 1) / CH, ch;
+  if (nch < 8) nch = panels < 8 ? panels : 8;
   MG_OMP(omp parallel for schedule(static) if (m * n * k >= 262144))
-  for (jt = 0; jt < tn; ++jt) {
-    const int64_t j0 = jt * NR, nr = n - j0 < NR ? n - j0 : NR;
-    $T bp[KB * NR];
-    int64_t p0, i0, r, j, p;
-    for (p0 = 0; p0 < k; p0 += KB) {
-      const int64_t kb = k - p0 < KB ? k - p0 : KB;
-      for (p = 0; p < kb; ++p)
-        for (j = 0; j < NR; ++j) bp[p * NR + j] = j < nr ? b[(p0 + p) * n + j0 + j] : 0;
-      for (i0 = 0; i0 < m; i0 += MR) {
-        const int64_t mr = m - i0 < MR ? m - i0 : MR;
-        const $T* ap = a + i0 * k + p0;
-        $T acc[MR][NR];
-        for (r = 0; r < MR; ++r)
-          for (j = 0; j < NR; ++j) acc[r][j] = 0;
-        if (mr == MR) {
-          for (p = 0; p < kb; ++p)
-            for (r = 0; r < MR; ++r) {
-              const $T ar = ap[r * k + p];
-              MG_OMP(omp simd)
-              for (j = 0; j < NR; ++j) acc[r][j] += ar * bp[p * NR + j];
-            }
-        } else {
-          for (p = 0; p < kb; ++p)
-            for (r = 0; r < mr; ++r) {
-              const $T ar = ap[r * k + p];
-              for (j = 0; j < NR; ++j) acc[r][j] += ar * bp[p * NR + j];
-            }
+  for (ch = 0; ch < nch; ++ch) {
+    const int64_t t0 = ch * panels / nch, t1 = (ch + 1) * panels / nch;
+    int64_t pc, ir, jt;
+    for (pc = 0; pc < k; pc += KC) {
+      const int64_t kc = k - pc < KC ? k - pc : KC;
+      if (bpack) {
+        for (jt = t0; jt < t1; ++jt)
+          mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs,
+                            bpack + jt * NR * kcmax);
+        for (ir = 0; ir < m; ir += MR)
+          for (jt = t0; jt < t1; ++jt)
+            mg_gemm_tile_$S(kc, a + ir * ars + pc * acs, ars, acs, bpack + jt * NR * kcmax, c + ir * n + jt * NR, n,
+                            m - ir < MR ? m - ir : MR, n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
+      } else {
+        $T bstack[KC * NR];
+        for (jt = t0; jt < t1; ++jt) {
+          mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs, bstack);
+          for (ir = 0; ir < m; ir += MR)
+            mg_gemm_tile_$S(kc, a + ir * ars + pc * acs, ars, acs, bstack, c + ir * n + jt * NR, n,
+                            m - ir < MR ? m - ir : MR, n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
         }
-        for (r = 0; r < mr; ++r)
-          for (j = 0; j < nr; ++j) c[(i0 + r) * n + j0 + j] = (p0 == 0 ? 0 : c[(i0 + r) * n + j0 + j]) + acc[r][j];
+      }
+    }
+  }
+}
+)";
+constexpr const char* kCGemmSmall = R"(/* A few rows (batch-1 inference), no packing. B with contiguous rows: blocks of W columns
+   of C accumulate in registers over B's rows. B with contiguous columns (weight.T) and A
+   with contiguous rows: 4 dot products at a time, each in 16 independent lanes (so they
+   vectorise without reassociating a sum; the lanes add up in a fixed order; no simd
+   pragma: with one GCC keeps the lanes on the stack). */
+static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                             int64_t brs, int64_t bcs, $T* c) {
+  enum { W = MG_GEMM_NR_$S * 4, L = 16 };
+  int64_t i, j, j0, p, l;
+  for (i = 0; i < m; ++i) {
+    const $T* ai = a + i * ars;
+    $T* ci = c + i * n;
+    if (bcs == 1) {
+      for (j0 = 0; j0 < n; j0 += W) {
+        $T acc[W];
+        if (n - j0 >= W) {
+          for (j = 0; j < W; ++j) acc[j] = 0;
+          for (p = 0; p < k; ++p) {
+            const $T aip = ai[p * acs];
+            const $T* bp = b + p * brs + j0;
+            MG_OMP(omp simd)
+            for (j = 0; j < W; ++j) MG_GEMM_MAC_$S(acc[j], aip, bp[j]);
+          }
+          for (j = 0; j < W; ++j) ci[j0 + j] = acc[j];
+        } else {
+          for (j = 0; j < n - j0; ++j) acc[j] = 0;
+          for (p = 0; p < k; ++p) {
+            const $T aip = ai[p * acs];
+            const $T* bp = b + p * brs + j0;
+            for (j = 0; j < n - j0; ++j) MG_GEMM_MAC_$S(acc[j], aip, bp[j]);
+          }
+          for (j = 0; j < n - j0; ++j) ci[j0 + j] = acc[j];
+        }
+      }
+    } else if (brs == 1 && acs == 1) {
+      for (j0 = 0; j0 + 4 <= n; j0 += 4) {
+        const $T* b0 = b + j0 * bcs;
+        const $T* b1 = b0 + bcs;
+        const $T* b2 = b1 + bcs;
+        const $T* b3 = b2 + bcs;
+        $T s0[L], s1[L], s2[L], s3[L], t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+        for (l = 0; l < L; ++l) s0[l] = s1[l] = s2[l] = s3[l] = 0;
+        for (p = 0; p + L <= k; p += L)
+          for (l = 0; l < L; ++l) {
+            MG_GEMM_MAC_$S(s0[l], ai[p + l], b0[p + l]);
+            MG_GEMM_MAC_$S(s1[l], ai[p + l], b1[p + l]);
+            MG_GEMM_MAC_$S(s2[l], ai[p + l], b2[p + l]);
+            MG_GEMM_MAC_$S(s3[l], ai[p + l], b3[p + l]);
+          }
+        for (l = 0; p + l < k; ++l) {
+          MG_GEMM_MAC_$S(s0[l], ai[p + l], b0[p + l]);
+          MG_GEMM_MAC_$S(s1[l], ai[p + l], b1[p + l]);
+          MG_GEMM_MAC_$S(s2[l], ai[p + l], b2[p + l]);
+          MG_GEMM_MAC_$S(s3[l], ai[p + l], b3[p + l]);
+        }
+        for (l = 0; l < L; ++l) {
+          t0 += s0[l];
+          t1 += s1[l];
+          t2 += s2[l];
+          t3 += s3[l];
+        }
+        ci[j0] = t0;
+        ci[j0 + 1] = t1;
+        ci[j0 + 2] = t2;
+        ci[j0 + 3] = t3;
+      }
+      for (j = j0; j < n; ++j) {
+        $T sum = 0;
+        for (p = 0; p < k; ++p) MG_GEMM_MAC_$S(sum, ai[p], b[j * bcs + p]);
+        ci[j] = sum;
+      }
+    } else {
+      for (j = 0; j < n; ++j) {
+        $T sum = 0;
+        for (p = 0; p < k; ++p) MG_GEMM_MAC_$S(sum, ai[p * acs], b[p * brs + j * bcs]);
+        ci[j] = sum;
       }
     }
   }
 }
 )";
 
-std::string c_gemm_support(DType t) {
-  std::string s = kCGemm;
-  for (auto [k, v] : {std::pair<std::string, std::string>{"$S", std::string(name_of(t))}, {"$T", c_type(t)}})
+// The B panels' scratch is sized here, at emission time, for every target: KC deep at
+// most (MG_GEMM_KC_*) and every target's NR (<= 32) divides kGemmNPad.
+constexpr std::int64_t kGemmKC = 256, kGemmNPad = 32;
+constexpr std::int64_t kGemmSmallM = 8;  // fewer rows: mg_gemm_small (no packing, no scratch)
+
+std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+
+std::string c_gemm_text(std::string s, DType t) {
+  const bool f = t == DType::f32;
+  for (auto [k, v] : {std::pair<std::string, std::string>{"$S", std::string(name_of(t))}, {"$T", c_type(t)},
+                      {"$F", f ? "f" : ""}, {"$U", f ? "F" : ""}})
     for (std::size_t p; (p = s.find(k)) != std::string::npos;) s.replace(p, k.size(), v);
   return s;
+}
+
+// Adds the GEMM definitions a call needs (one support entry each, so a module never
+// holds an unused static function: -Wall -Werror) and returns the function's name.
+std::string use_gemm(const CLoopArgs& a, DType t, bool small) {
+  const std::string S = std::string(name_of(t));
+  a.support("mg_gemm_defs_" + S, c_gemm_text(kCGemm, t));
+  const std::string fn = small ? "mg_gemm_small_" + S : "mg_gemm_" + S;
+  a.support(fn, c_gemm_text(small ? kCGemmSmall : kCGemmPacked, t));
+  return fn;
+}
+
+// An operand as the GEMM reads it: batch matrix q at `base + offset(q)`, rows/cols strides.
+struct GemmOperand {
+  std::string base;    // C expression of matrix q's first element
+  std::int64_t rs, cs;  // element strides of rows and columns
+};
+
+GemmOperand gemm_operand(const std::string& ptr, const Type& t, const CView& v) {
+  const std::size_t r = t.shape.size();
+  if (v.contiguous())
+    return {ptr + " + q * " + std::to_string(t.shape[r - 2] * t.shape[r - 1]), t.shape[r - 1], 1};
+  const Shape batch(t.shape.begin(), t.shape.end() - 2);
+  const std::vector<std::int64_t> bs(v.strides.begin(), v.strides.end() - 2);
+  std::string off = std::to_string(v.offset);
+  if (!batch.empty()) off += " + " + c_offset("q", batch, bs);
+  return {ptr + " + " + off, v.strides[r - 2], v.strides[r - 1]};
+}
+
+// BLAS takes a matrix with unit stride along rows (NoTrans) or columns (Trans).
+bool blas_layout(const GemmOperand& o, std::int64_t rows, std::int64_t cols, bool& trans, std::int64_t& ld) {
+  if (o.cs == 1 && o.rs >= std::max<std::int64_t>(1, cols)) {
+    trans = false;
+    ld = o.rs;
+    return true;
+  }
+  if (o.rs == 1 && o.cs >= std::max<std::int64_t>(1, rows)) {
+    trans = true;
+    ld = o.cs;
+    return true;
+  }
+  return false;
 }
 
 void matmul_c(const CLoopArgs& a) {
@@ -190,30 +358,55 @@ void matmul_c(const CLoopArgs& a) {
     a.w.close();
     return;
   }
+  const CView none;
+  const GemmOperand A = gemm_operand(a.in[0], a.in_types[0], a.in_views.empty() ? none : a.in_views[0]);
+  const GemmOperand B = gemm_operand(a.in[1], a.in_types[1], a.in_views.size() < 2 ? none : a.in_views[1]);
+  const std::string C = a.out + " + q * " + std::to_string(m * n);
+  const std::string strides_a = A.base + ", " + std::to_string(A.rs) + ", " + std::to_string(A.cs);
+  const std::string strides_b = B.base + ", " + std::to_string(B.rs) + ", " + std::to_string(B.cs);
   a.w.open("for (int64_t q = 0; q < " + std::to_string(batch) + "; ++q)");
-  const std::string A = a.in[0] + " + q * " + std::to_string(m * k), B = a.in[1] + " + q * " + std::to_string(k * n),
-                    C = a.out + " + q * " + std::to_string(m * n);
+  bool ta = false, tb = false;
+  std::int64_t lda = 0, ldb = 0;
+  const std::string T = c_type(t), S = std::string(name_of(t));
   if (t == DType::i64) {  // wrapping i-k-j loop
     c_for(a.w, "i", m, m * n * k, false);
     a.w.line("uint64_t* ci = (uint64_t*)(" + C + ") + i * " + N + ";");
     a.w.line("int64_t j, p;");
     a.w.line("for (j = 0; j < " + N + "; ++j) ci[j] = 0;");
     a.w.open("for (p = 0; p < " + K + "; ++p)");
-    a.w.line("const uint64_t aip = (uint64_t)(" + A + ")[i * " + K + " + p];");
-    a.w.line("const int64_t* bp = " + B + " + p * " + N + ";");
-    a.w.line("for (j = 0; j < " + N + "; ++j) ci[j] += aip * (uint64_t)bp[j];");
+    a.w.line("const uint64_t aip = (uint64_t)(" + A.base + ")[i * " + std::to_string(A.rs) + " + p * " +
+             std::to_string(A.cs) + "];");
+    a.w.line("const int64_t* bp = " + B.base + " + p * " + std::to_string(B.rs) + ";");
+    a.w.line("for (j = 0; j < " + N + "; ++j) ci[j] += aip * (uint64_t)bp[j * " + std::to_string(B.cs) + "];");
     a.w.close();
     a.w.close();
-  } else if (a.blas) {
+  } else if (m < kGemmSmallM) {
+    // A few rows: our unpacked loops (batch-1 latency: no BLAS call overhead either).
+    a.w.line(use_gemm(a, t, true) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ");");
+  } else if (!a.scratch.empty()) {
+    // Our packed GEMM, in the JIT too: with AVX-512 it outruns Debian's OpenBLAS (which
+    // runs its Haswell kernels here: bench/c99_bench (c)), and reads transposes in place.
+    a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", (" + T +
+             "*)" + a.scratch + ");");
+  } else if (a.blas && blas_layout(A, m, k, ta, lda) && blas_layout(B, k, n, tb, ldb)) {
+    // No planned scratch (a caller that plans none, e.g. a fused node's prologue).
     const bool f = t == DType::f32;
-    a.w.line(std::string(f ? "cblas_sgemm" : "cblas_dgemm") + "(CblasRowMajor, CblasNoTrans, CblasNoTrans, " + M + ", " + N +
-             ", " + K + ", " + (f ? "1.0f, " : "1.0, ") + A + ", " + K + ", " + B + ", " + N + ", " + (f ? "0.0f, " : "0.0, ") +
-             C + ", " + N + ");");
-  } else {
-    a.support("mg_gemm_" + std::string(name_of(t)), c_gemm_support(t));
-    a.w.line("mg_gemm_" + std::string(name_of(t)) + "(" + M + ", " + N + ", " + K + ", " + A + ", " + B + ", " + C + ");");
+    a.w.line(std::string(f ? "cblas_sgemm" : "cblas_dgemm") + "(CblasRowMajor, " + (ta ? "CblasTrans" : "CblasNoTrans") +
+             ", " + (tb ? "CblasTrans" : "CblasNoTrans") + ", " + M + ", " + N + ", " + K + ", " + (f ? "1.0f, " : "1.0, ") +
+             A.base + ", " + std::to_string(lda) + ", " + B.base + ", " + std::to_string(ldb) + ", " +
+             (f ? "0.0f, " : "0.0, ") + C + ", " + N + ");");
+  } else {  // no planned scratch, no BLAS: B panels packed one at a time on the stack
+    a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", 0);");
   }
   a.w.close();
+}
+
+std::int64_t matmul_scratch(const Node& node, std::span<const Type> in) {
+  const Shape& as = in[0].shape;
+  const std::size_t r = as.size();
+  const std::int64_t m = as[r - 2], k = as[r - 1], n = node.type.shape[r - 1];
+  if (!is_float(node.type.dtype) || m < kGemmSmallM || k == 0 || node.type.numel() == 0) return 0;
+  return std::min(k, kGemmKC) * round_up(n, kGemmNPad) * static_cast<std::int64_t>(size_of(node.type.dtype));
 }
 
 }  // namespace
@@ -227,6 +420,8 @@ void register_linalg_ops() {
   mm.infer = matmul_infer;
   mm.kernel = matmul_kernel;
   mm.emit_c = c_loops(matmul_c);
+  mm.emit_c.reads_views = true;  // strided operands (transposes) go to the GEMM in place
+  mm.emit_c.scratch = matmul_scratch;
   mm.vjp = [](const VjpArgs& a) {
     if (!is_float(a.out.dtype())) return grads({Value{}, Value{}});
     Value g = a.cotangent;

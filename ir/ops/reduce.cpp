@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/ops/reduce_c.hpp"
 #include "ir/ops/reduce_kernel.hpp"
 #include "ir/ops/rules.hpp"
 
@@ -147,93 +148,32 @@ OpDef& def_reduce(const char* name, const char* doc, Dtypes dtypes, KernelFn ker
 
 // ---- C99 emission ----------------------------------------------------------------------
 
-// One output per iteration of a loop over the kept dims; `pass(body)` is a loop nest over
-// that output's reduced elements with `x` the element, `pre`/`post` run around them.
-struct CReduce {
-  const CLoopArgs& a;
-  Shape kept, red;
-  std::vector<std::int64_t> kept_st, red_st;
-  std::int64_t n_out = 1, n_red = 1;
+// The operand's element at flat index idx, as `x`.
+std::function<std::string(const std::string&)> read_x(const CLoopArgs& a) {
+  return [T = c_type(a.in_types[0].dtype), in = a.in[0]](const std::string& idx) {
+    return "const " + T + " x = " + in + "[" + idx + "];";
+  };
+}
 
-  explicit CReduce(const CLoopArgs& args) : a(args) {
-    const Shape& s = a.in_types[0].shape;
-    const auto st = strides_of(s);
-    const I64List& axes = axes_of(a.node);
-    for (std::size_t d = 0; d < s.size(); ++d) {
-      const bool r = std::binary_search(axes.begin(), axes.end(), static_cast<std::int64_t>(d));
-      (r ? red : kept).push_back(s[d]);
-      (r ? red_st : kept_st).push_back(st[d]);
-      (r ? n_red : n_out) *= s[d];
-    }
-  }
-  // A loop nest over the reduced elements: `body` uses `x` (the element).
-  std::string pass(const std::string& body, const std::string& simd_reduction = "") const {
-    std::string s, idx = "base";
-    int depth = 0;
-    for (std::size_t k = 0; k < red.size(); ++k) {
-      if (red[k] == 1) continue;
-      const std::string v = "r" + std::to_string(k);
-      ++depth;
-      s += std::string(2 * depth + 2, ' ');
-      if (!simd_reduction.empty()) {
-        bool last = true;
-        for (std::size_t j = k + 1; j < red.size(); ++j) last = last && red[j] == 1;
-        if (last) s += "MG_OMP(omp simd reduction(" + simd_reduction + "))\n" + std::string(2 * depth + 2, ' ');
-      }
-      s += "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(red[k]) + "; ++" + v + ")\n";
-      idx += " + " + v + " * " + std::to_string(red_st[k]);
-    }
-    if (n_red == 0) return "";  // an empty extent: nothing to visit
-    s += std::string(2 * depth + 4, ' ') + "{ const " + c_type(a.in_types[0].dtype) + " x = " + a.in[0] + "[" + idx +
-         "]; " + body + " }\n";
-    return s;
-  }
-  // Emits the output loop around `code` (which writes out[o]).
-  void emit(const std::string& code) const {
-    if (n_out == 0) return;
-    c_for(a.w, "o", n_out, n_out * std::max<std::int64_t>(n_red, 1), false);
-    a.w.line("const int64_t base = " + c_offset("o", kept, kept_st) + ";");
-    a.w.raw(code);
-    a.w.close();
-  }
-};
-
-// sum/prod/max/min/mean: acc (f64 for floats, wrapping u64 for i64 sums), step, finish.
-EmitC c_fold(const char* kind) {
-  return c_loops([kind = std::string(kind)](const CLoopArgs& a) {
-    CReduce r(a);
-    const DType t = a.node.type.dtype;
-    const std::string T = c_type(t), o = a.out + "[o]";
-    const bool integer = t == DType::i64;
-    std::string acc, init, step, fin, red;
-    if (kind == "sum" || kind == "mean" || kind == "prod") {
-      const bool sum = kind != "prod";
-      acc = integer ? "uint64_t" : "double";
-      init = sum ? "0" : "1";
-      step = integer ? (sum ? "acc += (uint64_t)x;" : "acc *= (uint64_t)x;") : (sum ? "acc += (double)x;" : "acc *= (double)x;");
-      fin = kind == "mean" ? "(" + T + ")(acc / " + c_lit(static_cast<double>(r.n_red), f64) + ")" : "(" + T + ")acc";
-      red = sum ? "+:acc" : "*:acc";
-    } else {
-      const bool max = kind == "max";
-      acc = T;
-      init = integer ? (max ? "INT64_MIN" : "INT64_MAX") : (max ? "-" : "") + std::string(t == f32 ? "INFINITY" : "(double)INFINITY");
-      step = std::string("if ((x ") + (max ? ">" : "<") + " acc) | (x != x)) acc = x;";
-      fin = "acc";
-    }
-    std::string code = "    " + acc + " acc = " + init + ";\n" + r.pass(step, red) + "    " + o + " = " + fin + ";\n";
-    r.emit(code);
+// sum/prod/max/min/mean: the op's `fold` column as C (c_fold_parts).
+EmitC c_fold() {
+  return c_loops([](const CLoopArgs& a) {
+    CReduce r(a.in_types[0].shape, axes_of(a.node));
+    const CFold f = c_fold_parts(a.node.op->fold, a.node.type.dtype, r.n_red);
+    r.emit(a.w, "    " + f.acc_type + " acc = " + f.init + ";\n" + r.pass(read_x(a), f.step, f.simd) + "    " + a.out +
+                    "[o] = " + f.fin + ";\n");
   });
 }
 
 // var: mean, then the squared deviations, both in f64.
 EmitC c_var() {
   return c_loops([](const CLoopArgs& a) {
-    CReduce r(a);
+    CReduce r(a.in_types[0].shape, axes_of(a.node));
     const std::string T = c_type(a.node.type.dtype);
     const double n = static_cast<double>(r.n_red);
     const double divisor = std::max(0.0, n - static_cast<double>(a.node.attrs.i64("correction")));
-    r.emit("    double acc = 0, mean, sq = 0;\n" + r.pass("acc += (double)x;", "+:acc") + "    mean = acc / " +
-           c_lit(n, f64) + ";\n" + r.pass("const double d = (double)x - mean; sq += d * d;", "+:sq") + "    " + a.out +
+    r.emit(a.w, "    double acc = 0, mean, sq = 0;\n" + r.pass(read_x(a), "acc += (double)x;", "+:acc") + "    mean = acc / " +
+           c_lit(n, f64) + ";\n" + r.pass(read_x(a), "const double d = (double)x - mean; sq += d * d;", "+:sq") + "    " + a.out +
            "[o] = (" + T + ")(sq / " + c_lit(divisor, f64) + ");\n");
   });
 }
@@ -241,16 +181,38 @@ EmitC c_var() {
 // logsumexp: m = max (0 where infinite), then m + log(sum(exp(x - m))) in f64.
 EmitC c_logsumexp() {
   return c_loops([](const CLoopArgs& a) {
-    CReduce r(a);
+    CReduce r(a.in_types[0].shape, axes_of(a.node));
     const DType t = a.node.type.dtype;
     const std::string T = c_type(t);
-    r.emit("    " + T + " m = -" + (t == f32 ? "INFINITY" : "(double)INFINITY") + ";\n    double shift, s = 0;\n" +
-           r.pass("if ((x > m) | (x != x)) m = x;") + "    shift = isinf(m) ? 0.0 : (double)m;\n" +
-           r.pass("s += exp((double)x - shift);", "+:s") + "    " + a.out + "[o] = (" + T + ")(shift + log(s));\n");
+    r.emit(a.w, "    " + T + " m = -" + (t == f32 ? "INFINITY" : "(double)INFINITY") + ";\n    double shift, s = 0;\n" +
+           r.pass(read_x(a), "if ((x > m) | (x != x)) m = x;") + "    shift = isinf(m) ? 0.0 : (double)m;\n" +
+           r.pass(read_x(a), "s += exp((double)x - shift);", "+:s") + "    " + a.out + "[o] = (" + T + ")(shift + log(s));\n");
   });
 }
 
 }  // namespace
+
+CFold c_fold_parts(Fold fold, DType t, std::int64_t n_red) {
+  const std::string T = c_type(t);
+  const bool integer = t == DType::i64;
+  CFold f;
+  if (fold == Fold::sum || fold == Fold::mean || fold == Fold::prod) {
+    const bool sum = fold != Fold::prod;
+    f.acc_type = integer ? "uint64_t" : "double";
+    f.init = sum ? "0" : "1";
+    f.step = integer ? (sum ? "acc += (uint64_t)x;" : "acc *= (uint64_t)x;") : (sum ? "acc += (double)x;" : "acc *= (double)x;");
+    f.fin = fold == Fold::mean ? "(" + T + ")(acc / " + c_lit(static_cast<double>(n_red), f64) + ")" : "(" + T + ")acc";
+    f.simd = sum ? "+:acc" : "*:acc";
+  } else {
+    MG_ASSERT(fold == Fold::max || fold == Fold::min, "c_fold_parts: not a plain fold");
+    const bool max = fold == Fold::max;
+    f.acc_type = T;
+    f.init = integer ? (max ? "INT64_MIN" : "INT64_MAX") : (max ? "-" : "") + std::string(t == f32 ? "INFINITY" : "(double)INFINITY");
+    f.step = std::string("if ((x ") + (max ? ">" : "<") + " acc) | (x != x)) acc = x;";
+    f.fin = "acc";
+  }
+  return f;
+}
 
 void register_reduce_ops() {
   def_reduce("reduce_sum",
@@ -259,7 +221,8 @@ void register_reduce_ops() {
                if (!is_float(a.in[0].dtype())) return std::vector<Value>{Value{}};
                return grads({expand(a.cotangent, a)});
              });
-  defined_op("reduce_sum").emit_c = c_fold("sum");
+  defined_op("reduce_sum").emit_c = c_fold();
+  defined_op("reduce_sum").fold = Fold::sum;
 
   def_reduce("reduce_mean", "arithmetic mean over `axes`; nan over a size-0 extent; f32 accumulates in f64",
              Dtypes::floats, fold_kernel<SumOp, false>([](double s, double n) { return s / n; }),
@@ -267,19 +230,22 @@ void register_reduce_ops() {
                double n = reduced_count(a.in[0].shape(), axes_of(a.node));
                return grads({scale(expand(a.cotangent, a), 1.0 / n)});
              });
-  defined_op("reduce_mean").emit_c = c_fold("mean");
+  defined_op("reduce_mean").emit_c = c_fold();
+  defined_op("reduce_mean").fold = Fold::mean;
 
   def_reduce("reduce_max",
              "maximum over `axes`; NaN propagates; -inf (i64: INT64_MIN) over a size-0 extent where "
              "PyTorch errors; gradient split evenly among tied maxima (as amax)",
              Dtypes::numeric, fold_kernel<MaxOp, true, false>(), extremum_vjp);
-  defined_op("reduce_max").emit_c = c_fold("max");
+  defined_op("reduce_max").emit_c = c_fold();
+  defined_op("reduce_max").fold = Fold::max;
 
   def_reduce("reduce_min",
              "minimum over `axes`; NaN propagates; +inf (i64: INT64_MAX) over a size-0 extent where "
              "PyTorch errors; gradient split evenly among tied minima (as amin)",
              Dtypes::numeric, fold_kernel<MinOp, true, false>(), extremum_vjp);
-  defined_op("reduce_min").emit_c = c_fold("min");
+  defined_op("reduce_min").emit_c = c_fold();
+  defined_op("reduce_min").fold = Fold::min;
 
   def_reduce("reduce_prod",
              "product over `axes`; 1 over a size-0 extent; i64 wraps on overflow; gradient g*out/x, "
@@ -290,7 +256,8 @@ void register_reduce_ops() {
                return grads({div(expand(mul(a.cotangent, a.out), a), a.in[0])});
              },
              Domain::nonzero);
-  defined_op("reduce_prod").emit_c = c_fold("prod");
+  defined_op("reduce_prod").emit_c = c_fold();
+  defined_op("reduce_prod").fold = Fold::prod;
 
   OpDef& var = def_reduce(
       "var",

@@ -89,26 +89,42 @@ void c_gather(const CLoopArgs& a, std::int64_t offset, const std::vector<std::in
   c_strided_copy(a.w, a.out, 0, strides_of(a.node.type.shape), a.in[0], offset, src, a.node.type.shape);
 }
 
+std::vector<std::int64_t> permuted_strides(const Node& node, const Shape& x) {
+  const auto xs = strides_of(x);
+  std::vector<std::int64_t> src;
+  for (auto p : node.attrs.list("perm")) src.push_back(xs[static_cast<std::size_t>(p)]);
+  return src;
+}
+
 EmitC c_permute() {
-  return c_loops([](const CLoopArgs& a) {
-    const auto xs = strides_of(a.in_types[0].shape);
-    std::vector<std::int64_t> src;
-    for (auto p : a.node.attrs.list("perm")) src.push_back(xs[static_cast<std::size_t>(p)]);
-    c_gather(a, 0, src);
-  });
+  EmitC e = c_loops([](const CLoopArgs& a) { c_gather(a, 0, permuted_strides(a.node, a.in_types[0].shape)); });
+  // A strided view: a consumer that reads strided operands (matmul reading a Linear's
+  // weight.T) uses the operand in place, so no transpose is copied per run.
+  e.view = [](const Node& n, std::span<const Type> in) -> std::optional<CView> {
+    return CView{0, permuted_strides(n, in[0].shape)};
+  };
+  return e;
+}
+
+std::vector<std::int64_t> broadcast_strides(const Shape& x, const Shape& s) {
+  const auto xs = strides_of(x);
+  const std::size_t lead = s.size() - x.size();
+  std::vector<std::int64_t> src(s.size(), 0);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (x[i] == s[lead + i]) src[lead + i] = xs[i];
+  return src;
 }
 
 EmitC c_broadcast() {
-  return c_loops([](const CLoopArgs& a) {
-    const Shape& x = a.in_types[0].shape;
-    const Shape& s = a.node.type.shape;
-    const auto xs = strides_of(x);
-    const std::size_t lead = s.size() - x.size();
-    std::vector<std::int64_t> src(s.size(), 0);
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (x[i] == s[lead + i]) src[lead + i] = xs[i];
-    c_gather(a, 0, src);
+  EmitC e = c_loops([](const CLoopArgs& a) {
+    c_gather(a, 0, broadcast_strides(a.in_types[0].shape, a.node.type.shape));
   });
+  // A strided view (zero strides): elementwise loops and matmul read the operand in place
+  // instead of a materialised copy (Adam's scalar step sizes over every weight, biases).
+  e.view = [](const Node& n, std::span<const Type> in) -> std::optional<CView> {
+    return CView{0, broadcast_strides(in[0].shape, n.type.shape)};
+  };
+  return e;
 }
 
 EmitC c_slice() {

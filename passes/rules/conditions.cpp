@@ -65,6 +65,21 @@ bool unit_reshape(std::span<const BoundArg> a) {
   return true;
 }
 
+// broadcast_axes(?x, ?shape, ?axes): broadcasting x to `shape` copies it along every axis
+// in `axes` (x lacks the axis or has size 1 there) and the copies are not empty, so a
+// reduction of the broadcast over `axes` sees each element of x copies(shape, axes) times.
+bool broadcast_axes(std::span<const BoundArg> a) {
+  const I64List *s = list_of(a[1]), *axes = list_of(a[2]);
+  if (!a[0].type || !s || !axes || s->size() < a[0].type->shape.size()) return false;
+  const Shape& x = a[0].type->shape;
+  const std::size_t lead = s->size() - x.size();
+  for (std::int64_t k : *axes) {
+    const auto d = static_cast<std::size_t>(k);
+    if (k < 0 || d >= s->size() || (*s)[d] < 1 || (d >= lead && x[d - lead] != 1)) return false;
+  }
+  return true;
+}
+
 const CondDef kConditions[] = {
     {"nonzero", 1, true, "x != 0 (NaN and infinities count as nonzero)",
      [](std::span<const BoundArg> a) { return a[0].splat && *a[0].splat != 0; },
@@ -90,6 +105,9 @@ const CondDef kConditions[] = {
      [](std::span<const BoundArg> a) { return a.size() >= 5 && selects(a); }, nullptr},
     {"unit_reshape", 2, false, "unit_reshape(?x, ?shape): the reshape only adds leading 1s (or x is one element)",
      [](std::span<const BoundArg> a) { return unit_reshape(a); }, nullptr},
+    {"broadcast_axes", 3, false,
+     "broadcast_axes(?x, ?shape, ?axes): broadcasting ?x to ?shape only copies it along ?axes' (non-empty) dims",
+     [](std::span<const BoundArg> a) { return broadcast_axes(a); }, nullptr},
     {"rank", 2, false, "rank(?x, n): ?x has rank n",
      [](std::span<const BoundArg> a) { return a[0].type && a[1].number && a[0].type->rank() == *a[1].number; },
      nullptr},
@@ -115,10 +133,23 @@ std::optional<AttrValue> shape_of(std::span<const BoundArg> a) {
   return a[0].type->shape;
 }
 
+// copies(?shape, ?axes): the product of shape's dims at axes, as an f64 (a count).
+std::optional<AttrValue> copies(std::span<const BoundArg> a) {
+  const I64List *s = list_of(a[0]), *axes = list_of(a[1]);
+  if (!s || !axes) return std::nullopt;
+  double n = 1;
+  for (std::int64_t k : *axes) {
+    if (k < 0 || static_cast<std::size_t>(k) >= s->size()) return std::nullopt;
+    n *= static_cast<double>((*s)[static_cast<std::size_t>(k)]);
+  }
+  return n;
+}
+
 const AttrFnDef kAttrFns[] = {
     {"compose", 2, "compose(?p, ?q): the one permutation equal to permuting by p, then by q", compose},
     {"inverse", 1, "inverse(?p): the permutation undoing p", inverse},
     {"shape_of", 1, "shape_of(?x): ?x's shape, as an i64 list", shape_of},
+    {"copies", 2, "copies(?shape, ?axes): the product of ?shape's dims at ?axes, as an f64", copies},
 };
 
 }  // namespace

@@ -70,6 +70,10 @@ const Example kExplicit[] = {
      "(matmul (permute ?a {perm = [1, 0]}) (permute ?b {perm = [1, 0]}))",
      "(permute (matmul ?b ?a) {perm = [1, 0]})"},
     {"log-softmax", "x: f32[2,3]", "(log (softmax ?x {axis = 1}))", "(log_softmax ?x {axis = 1})"},
+    {"sum-broadcast", "x: f32[3]", "(reduce_sum (broadcast_to ?x {shape = [4, 3]}) {axes = [0]})", "(mul ?x 4)"},
+    {"sum-broadcast", "x: f32[2,1]", "(reduce_sum (broadcast_to ?x {shape = [2, 5]}) {axes = [1], keepdim = true})",
+     "(mul ?x 5)"},
+    {"mean-broadcast", "x: f32[3]", "(reduce_mean (broadcast_to ?x {shape = [4, 3]}) {axes = [0]})", "?x"},
     {"exp-log-softmax", "x: f32[2,3]", "(exp (log_softmax ?x {axis = 1}))", "(softmax ?x {axis = 1})"},
 };
 
@@ -149,7 +153,9 @@ struct Builder {
       case Pattern::Kind::var:
         if (!vars.count(p.var)) vars[p.var] = ir::full(g, splats.at(p.var).type, *splats.at(p.var).splat);
         return vars.at(p.var);
-      case Pattern::Kind::constant: return ir::full(g, fallback, p.value);
+      case Pattern::Kind::constant:
+        if (p.computed) throw UserError("example: a computed constant needs a match; write its value in the goal");
+        return ir::full(g, fallback, p.value);
       case Pattern::Kind::op: break;
     }
     std::vector<ir::Value> ins(p.args.size());

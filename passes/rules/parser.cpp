@@ -2,7 +2,8 @@
 // token shapes; passes/rules/validate.cpp gives them meaning. Grammar (passes/README.md):
 //   file    = { rule } ;
 //   rule    = "rule" string "[" label "]" ":" term "=>" term [ "if" cond { "," cond } ] ";" ;
-//   term    = "?" name | number | "(" op-name { term } [ "{" attr { "," attr } "}" ] ")" ;
+//   term    = "?" name | number | fn-call | "(" op-name { term } [ "{" attr { "," attr } "}" ] ")" ;
+//   fn-call = name "(" [ "?" name { "," "?" name } ] ")" ;   (a computed constant)
 //   attr    = name "=" ( "?" name | name "(" [ "?" name { "," "?" name } ] ")" | literal ) ;
 //   cond    = name "(" [ arg { "," arg } ] ")" ;   arg = "?" name | integer ;
 // Blanks and `//` comments separate tokens.
@@ -63,9 +64,11 @@ const auto name_raw = lexeme[(x3::alpha | lit('_')) >> *(x3::alnum | lit('_') | 
 x3::rule<class var_tok_, std::string> const var_tok = "a ?variable";
 x3::rule<class number_tok_, std::string> const number_tok = "a number";
 x3::rule<class int_tok_, std::string> const int_tok = "an integer";
+x3::rule<class call_tok_, std::string> const call_tok = "a computed constant (fn(?a, ...))";
 const auto var_tok_def = raw[lexeme[lit('?') >> name_raw]];
 const auto number_tok_def = raw[lexeme[x3::double_]];
 const auto int_tok_def = raw[lexeme[-char_('-') >> +x3::digit]];
+const auto call_tok_def = raw[name_raw >> lit('(') >> -(lexeme[lit('?') >> name_raw] % ',') >> lit(')')];
 const auto quoted = lexeme['"' >> *(char_ - '"' - '\n') >> '"'];
 
 x3::rule<class term_, ast::Term> const term = "a term (?var, number or (op ...))";
@@ -78,7 +81,7 @@ x3::rule<class name_, std::string> const name = "a name";
 x3::rule<class string_, std::string> const string = "a quoted name";
 
 const auto string_def = quoted;
-const auto term_def = var_tok | number_tok | op_term;
+const auto term_def = var_tok | number_tok | call_tok | op_term;
 const auto op_term_def = '(' > name > *term > -('{' > (attr_entry % ',') > '}') > ')';
 const auto attr_entry_def = name > '=' > attr_value;
 const auto attr_value_def =
@@ -88,7 +91,7 @@ const auto attr_value_def =
 const auto cond_def = name > '(' > -((var_tok | int_tok) % ',') > ')';
 const auto one_rule_def = lit("rule") > string > '[' > name > ']' > ':' > term > "=>" > term >
                       -(lit("if") > (cond % ',')) > ';';
-BOOST_SPIRIT_DEFINE(var_tok, number_tok, int_tok, term, op_term, attr_entry, attr_value, cond, one_rule, string, name)
+BOOST_SPIRIT_DEFINE(var_tok, number_tok, int_tok, call_tok, term, op_term, attr_entry, attr_value, cond, one_rule, string, name)
 
 const auto skipper = x3::space | (lit("//") >> *(char_ - '\n'));
 }  // namespace grammar
@@ -197,6 +200,9 @@ struct TermConverter {
     if (!tok.empty() && tok[0] == '?') {
       p.kind = Pattern::Kind::var;
       p.var = strip_blanks(tok).substr(1);
+    } else if (tok.find('(') != std::string::npos) {
+      p.kind = Pattern::Kind::constant;
+      p.computed = convert_attr(rule, tok);
     } else {
       p.kind = Pattern::Kind::constant;
       p.value = parse_number(strip_blanks(tok));

@@ -45,6 +45,9 @@ struct Pattern {
   enum class Kind : std::uint8_t { var, constant, op } kind = Kind::var;
   std::string var;  // without '?'
   double value = 0;  // constant: a scalar; matches any splat of that value (bitwise, per dtype)
+  // constant, replacement only: a value computed from the match by an attribute function
+  // (`copies(?s, ?a)`, a count derived from shapes) instead of `value`.
+  std::optional<AttrExpr> computed;
   const ir::OpDef* op = nullptr;
   std::vector<Pattern> args;
   std::vector<std::pair<std::string, AttrExpr>> attrs;

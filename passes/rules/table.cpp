@@ -93,6 +93,10 @@ rule "sqrt-broadcast" [structural]: (sqrt (broadcast_to ?x {shape = ?s})) => (br
 rule "exp-broadcast" [structural]: (exp (broadcast_to ?x {shape = ?s})) => (broadcast_to (exp ?x) {shape = ?s});
 rule "reciprocal-broadcast" [structural]: (reciprocal (broadcast_to ?x {shape = ?s})) => (broadcast_to (reciprocal ?x) {shape = ?s});
 rule "cast-broadcast" [structural]: (cast (broadcast_to ?x {shape = ?s}) {dtype = ?d}) => (broadcast_to (cast ?x {dtype = ?d}) {shape = ?s});
+// ---- reductions of broadcasts (copies(?s, ?a): how many copies of each element the sum sees;
+//      a sum of n copies rounds differently from one product, and -0s sum to +0: real) ----
+rule "sum-broadcast" [real]: (reduce_sum (broadcast_to ?x {shape = ?s}) {axes = ?a}) => (mul ?x copies(?s, ?a)) if broadcast_axes(?x, ?s, ?a);
+rule "mean-broadcast" [real]: (reduce_mean (broadcast_to ?x {shape = ?s}) {axes = ?a}) => ?x if broadcast_axes(?x, ?s, ?a);
 // ---- matmul with transposes (rank 2; GEMM may sum in another order: real) ----
 rule "transpose-matmul-transpose" [real]: (permute (matmul (permute ?a {perm = [1, 0]}) ?b) {perm = [1, 0]}) => (matmul (permute ?b {perm = [1, 0]}) ?a);
 rule "matmul-transposes" [real]: (matmul (permute ?a {perm = [1, 0]}) (permute ?b {perm = [1, 0]})) => (permute (matmul ?b ?a) {perm = [1, 0]});

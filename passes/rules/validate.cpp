@@ -47,7 +47,12 @@ void RuleSet::index() {
 std::string to_string(const Pattern& p) {
   switch (p.kind) {
     case Pattern::Kind::var: return "?" + p.var;
-    case Pattern::Kind::constant: return ir::format_f64(p.value);
+    case Pattern::Kind::constant: {
+      if (!p.computed) return ir::format_f64(p.value);
+      std::string s = p.computed->name + "(";
+      for (std::size_t j = 0; j < p.computed->args.size(); ++j) s += (j ? ", ?" : "?") + p.computed->args[j];
+      return s + ")";
+    }
     case Pattern::Kind::op: break;
   }
   std::string s = "(" + p.op->name;
@@ -91,12 +96,23 @@ namespace {
 struct Validator {
   Rule& r;
   std::set<std::string> attr_bound;
+  bool has_computed = false;
 
   [[noreturn]] void fail(const std::string& m) const { throw UserError("rule '" + r.name + "': " + m); }
 
   int node_slot(const std::string& v) const {
     auto it = std::find(r.node_vars.begin(), r.node_vars.end(), v);
     return it == r.node_vars.end() ? -1 : static_cast<int>(it - r.node_vars.begin());
+  }
+
+  // An attribute function call: known, right arity, arguments bound.
+  void check_call(const AttrExpr& e) const {
+    const AttrFnDef* f = find_attr_function(e.name);
+    if (!f) fail("unknown attribute function '" + e.name + "'");
+    if (f->arity != static_cast<int>(e.args.size()))
+      fail("'" + e.name + "' takes " + std::to_string(f->arity) + " argument(s)");
+    for (auto& a : e.args)
+      if (!attr_bound.count(a) && node_slot(a) < 0) fail("?" + a + " in " + e.name + "(...) is not bound");
   }
 
   void check_attrs(Pattern& p, bool lhs) {
@@ -126,12 +142,7 @@ struct Validator {
         }
       } else {
         if (lhs) fail("attribute functions (" + e.name + ") belong in the replacement only");
-        const AttrFnDef* f = find_attr_function(e.name);
-        if (!f) fail("unknown attribute function '" + e.name + "'");
-        if (f->arity != static_cast<int>(e.args.size()))
-          fail("'" + e.name + "' takes " + std::to_string(f->arity) + " argument(s)");
-        for (auto& a : e.args)
-          if (!attr_bound.count(a) && node_slot(a) < 0) fail("?" + a + " in " + e.name + "(...) is not bound");
+        check_call(e);
       }
     }
     if (!lhs)
@@ -152,7 +163,13 @@ struct Validator {
           r.node_vars.push_back(p.var);
         }
         return;
-      case Pattern::Kind::constant: return;
+      case Pattern::Kind::constant:
+        if (!p.computed) return;
+        if (lhs) fail("computed constants (" + p.computed->name + ") belong in the replacement only");
+        if (p.computed->kind != AttrExpr::Kind::call) fail("a computed constant is a function call");
+        check_call(*p.computed);
+        has_computed = true;
+        return;
       case Pattern::Kind::op: break;
     }
     int n = static_cast<int>(p.args.size());
@@ -192,6 +209,8 @@ struct Validator {
       }
     }
     r.scalar = all_scalar(r.lhs) && all_scalar(r.rhs);
+    // Z3 sees values, not shapes: a count derived from shapes is checked numerically.
+    if (r.scalar && has_computed) fail("a computed constant needs a tensor-level rule (checked numerically)");
     if (r.scalar && r.declared == Label::structural)
       fail("every op here is elementwise with Z3 semantics: declare it exact or real (the checker proves it)");
     if (!r.scalar && r.declared == Label::exact)
@@ -201,7 +220,7 @@ struct Validator {
 
 }  // namespace
 
-void validate(Rule& r) { Validator{r, {}}.run(); }
+void validate(Rule& r) { Validator{r, {}, false}.run(); }
 
 }  // namespace detail
 

@@ -1,6 +1,7 @@
 // The body of the entry function: one loop (nest) per scheduled step. Elementwise steps
 // are one flat loop whose body computes the inlined chain into `const` temporaries, then
-// stores the result; other steps write the loop nest their registry entry gives.
+// stores the result; other steps write the loop nest their registry entry gives (with
+// views read in place and the step's arena scratch, see schedule.hpp).
 #include "runtime/c99/emit_steps.hpp"
 
 #include "ir/errors.hpp"
@@ -14,8 +15,15 @@ namespace {
 std::string ptr(ir::NodeId id) { return "v" + std::to_string(id); }
 
 // The C expression of node `id`'s element i inside an elementwise loop; inlined nodes
-// are computed into temporaries (appended to `body`), in dependency order.
+// are computed into temporaries (appended to `body`), in dependency order; views read
+// their operand in place.
 std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body) {
+  if (s.viewed[id]) {  // read in place: the operand at the view's offset of i
+    const ir::CView& v = s.views[id];
+    std::string off = ir::c_offset("i", g.node(id).type.shape, v.strides);
+    if (v.offset != 0) off = std::to_string(v.offset) + " + " + off;
+    return ptr(g.node(id).inputs[0]) + "[" + off + "]";
+  }
   if (!s.inlined[id]) return ptr(id) + "[i]";
   const ir::Node& n = g.node(id);
   std::vector<std::string> in;
@@ -74,12 +82,16 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
     }
     std::vector<std::string> in;
     std::vector<Type> types;
+    std::vector<ir::CView> views;
     for (ir::NodeId x : n.inputs) {
-      in.push_back(ptr(x));
+      // A view is read in place: its operand's buffer at the view's strides.
+      in.push_back(ptr(s.viewed[x] ? g.node(x).inputs[0] : x));
       types.push_back(g.node(x).type);
+      views.push_back(s.viewed[x] ? s.views[x] : ir::CView{});
     }
     w.open("");
-    const ir::CLoopArgs a{n, in, types, ptr(id), w, o.blas, "return " + std::to_string(id + 1) + ";", o.support};
+    const ir::CLoopArgs a{n, in, types, ptr(id), w, o.blas, "return " + std::to_string(id + 1) + ";", o.support, views,
+                          s.scratch_bytes[k] ? "(arena + " + std::to_string(s.scratch_at[k]) + ")" : ""};
     n.op->emit_c.loops(a);
     w.close();
   }

@@ -118,25 +118,36 @@ NativeRunner::NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, 
 }
 
 std::vector<Array> NativeRunner::run(const std::vector<Array>& vals, std::vector<Array>& state_values) const {
-  std::vector<void*> args;
+  args_.clear();
   std::vector<Array> outs, next;
+  next.reserve(state_values.size());
+  spare_.resize(state_values.size());
   std::size_t state_in = 0;
   for (const Arg& a : module_.args) {
     switch (a.kind) {
-      case ArgKind::input: args.push_back(const_cast<void*>(vals[a.node].raw())); break;
-      case ArgKind::output: args.push_back(outs.emplace_back(a.type).raw()); break;
-      case ArgKind::state_in: args.push_back(state_values[state_in++].raw()); break;
-      case ArgKind::state_out: args.push_back(next.emplace_back(a.type).raw()); break;
+      case ArgKind::input: args_.push_back(const_cast<void*>(vals[a.node].raw())); break;
+      case ArgKind::output: args_.push_back(outs.emplace_back(a.type).raw()); break;
+      case ArgKind::state_in: args_.push_back(state_values[state_in++].raw()); break;
+      case ArgKind::state_out: {
+        Array& spare = spare_[next.size()];
+        const bool reuse = spare.sole_owner() && spare.type() == a.type;
+        args_.push_back(next.emplace_back(reuse ? std::move(spare) : Array(a.type)).raw());
+        spare = Array();
+        break;
+      }
     }
   }
   // Pointers into outs/next stay valid: emplace_back above may have reallocated the
   // vectors, but Arrays are handles to heap storage that does not move.
-  const int rc = native_->call(args.data(), arena_aligned_);
+  const int rc = native_->call(args_.data(), arena_aligned_);
   if (rc != 0) {
     const ir::Node& n = graph_->node(static_cast<ir::NodeId>(rc - 1));
     throw UserError("op '" + n.op_name() + "': an index is out of range (C99 backend)", n.loc);
   }
-  for (std::size_t j = 0; j < next.size(); ++j) state_values[j] = next[j];
+  for (std::size_t j = 0; j < next.size(); ++j) {
+    spare_[j] = std::move(state_values[j]);
+    state_values[j] = std::move(next[j]);
+  }
   return outs;
 }
 

@@ -48,6 +48,11 @@ class NativeRunner {
   std::shared_ptr<Native> native_;
   mutable std::unique_ptr<std::byte[]> arena_;
   std::byte* arena_aligned_ = nullptr;
+  // Per state entry: the value before the last run, recycled as the next run's output
+  // buffer when no one else holds it (a training step's weights and moments are MBs:
+  // fresh buffers each step cost page faults).
+  mutable std::vector<Array> spare_;
+  mutable std::vector<void*> args_;  // the entry's argument pointers, reused across runs
 };
 
 }  // namespace mg::rt::c99

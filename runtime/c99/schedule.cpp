@@ -50,16 +50,51 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
     s.inlined[id] = is_c_expr(c) && c.type.shape == nd.type.shape;
   }
 
+  // Views: every live consumer reads strided operands, and the operand is a buffer.
+  s.viewed.assign(n, false);
+  s.views.assign(n, {});
+  // Elementwise loops read views too (element i at the view's offset), when that index
+  // is cheap: no division (a scalar or the trailing dims repeated), else a copy is faster.
+  std::vector<bool> view_ok(n, true);  // all consumers so far read views
+  std::vector<bool> expr_use(n, false);
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (!s.live[id] || nd.kind != ir::NodeKind::op || folded[id]) continue;
+    for (ir::NodeId in : nd.inputs) {
+      view_ok[in] = view_ok[in] && (nd.op->emit_c.reads_views || is_c_expr(nd));
+      expr_use[in] = expr_use[in] || is_c_expr(nd);
+    }
+  }
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (!s.live[id] || root[id] || folded[id] || uses[id] == 0 || !view_ok[id] || nd.kind != ir::NodeKind::op ||
+        !nd.op->emit_c.view || nd.inputs.size() != 1 || s.viewed[nd.inputs[0]] || s.inlined[nd.inputs[0]])
+      continue;
+    std::vector<Type> in_types{g.node(nd.inputs[0]).type};
+    if (auto v = nd.op->emit_c.view(nd, in_types)) {
+      if (expr_use[id] && ir::c_offset("i", nd.type.shape, v->strides).find('/') != std::string::npos) continue;
+      s.viewed[id] = true;
+      s.views[id] = std::move(*v);
+    }
+  }
+
   // Loops and what each reads (through inlined operands).
   for (ir::NodeId id = 0; id < n; ++id) {
     const ir::Node& nd = g.node(id);
-    if (!s.live[id] || nd.kind != ir::NodeKind::op || s.inlined[id] || folded[id]) continue;
+    if (!s.live[id] || nd.kind != ir::NodeKind::op || s.inlined[id] || s.viewed[id] || folded[id]) continue;
     s.steps.push_back(id);
+    std::size_t scratch = 0;
+    if (nd.op->emit_c.scratch) {
+      std::vector<Type> in_types;
+      for (ir::NodeId in : nd.inputs) in_types.push_back(g.node(in).type);
+      scratch = static_cast<std::size_t>(nd.op->emit_c.scratch(nd, in_types));
+    }
+    s.scratch_bytes.push_back(scratch);
     std::vector<ir::NodeId> reads, stack(nd.inputs.begin(), nd.inputs.end());
     while (!stack.empty()) {
       const ir::NodeId v = stack.back();
       stack.pop_back();
-      if (s.inlined[v]) {
+      if (s.inlined[v] || s.viewed[v]) {
         for (ir::NodeId in : g.node(v).inputs) stack.push_back(in);
       } else if (std::find(reads.begin(), reads.end(), v) == reads.end()) {
         reads.push_back(v);
@@ -96,6 +131,7 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
     for (ir::NodeId r : s.reads[k]) last_use[r] = k;
   std::vector<std::size_t> slot_bytes, slot_of(n, kNever);
   std::multimap<std::size_t, std::size_t> free_slots;
+  std::vector<std::size_t> scratch_slot_of;  // per step
   std::size_t live_bytes = 0;
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
     const ir::NodeId id = s.steps[k];
@@ -117,6 +153,22 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
       s.peak_bytes = std::max(s.peak_bytes, live_bytes);
       if (last_use[id] == kNever) dead.push_back(id);
     }
+    // The step's scratch: a slot of its own while the loop runs, free right after.
+    std::size_t scratch_slot = kNever;
+    if (s.scratch_bytes[k] > 0) {
+      const std::size_t need = aligned(s.scratch_bytes[k]);
+      auto it = free_slots.lower_bound(need);
+      if (it != free_slots.end()) {
+        scratch_slot = it->second;
+        free_slots.erase(it);
+      } else {
+        scratch_slot = slot_bytes.size();
+        slot_bytes.push_back(need);
+      }
+      s.peak_bytes = std::max(s.peak_bytes, live_bytes + s.scratch_bytes[k]);
+      free_slots.emplace(slot_bytes[scratch_slot], scratch_slot);
+    }
+    scratch_slot_of.push_back(scratch_slot);
     for (ir::NodeId r : s.reads[k])
       if (last_use[r] == k && slot_of[r] != kNever) dead.push_back(r);
     for (ir::NodeId d : dead) {
@@ -131,6 +183,7 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   }
   for (ir::NodeId id = 0; id < n; ++id)
     if (slot_of[id] != kNever) s.where[id] = offset[slot_of[id]];
+  for (std::size_t slot : scratch_slot_of) s.scratch_at.push_back(slot == kNever ? 0 : offset[slot]);
   return s;
 }
 

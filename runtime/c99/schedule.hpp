@@ -2,11 +2,13 @@
 // inlined into their single consumer's loop (one loop per elementwise chain), and where
 // every value lives (a parameter, a constant, or an offset in the one arena). The arena
 // is planned by liveness over the loops actually emitted, so an inlined node's operands
-// stay alive until its consumer's loop reads them.
+// stay alive until its consumer's loop reads them. A view read in place keeps its operand
+// alive instead; a step's scratch lives only during that step.
 #pragma once
 #include <cstddef>
 #include <vector>
 
+#include "ir/emit_c.hpp"
 #include "ir/graph.hpp"
 #include "runtime/interpreter.hpp"
 
@@ -17,8 +19,14 @@ enum class Home { none, input, constant, arena, output, state_out };
 struct Schedule {
   std::vector<bool> live;      // per node: needed by an output or a state update
   std::vector<bool> inlined;   // per node: computed inside its consumer's loop
+  // per node: a strided view (EmitC::view) every consumer reads in place; no loop, no
+  // buffer: consumers read its operand 0 through views[id].
+  std::vector<bool> viewed;
+  std::vector<ir::CView> views;
   std::vector<ir::NodeId> steps;               // loops, in order
   std::vector<std::vector<ir::NodeId>> reads;  // per step: values its loop reads
+  std::vector<std::size_t> scratch_bytes;      // per step: EmitC::scratch (0: none)
+  std::vector<std::size_t> scratch_at;         // per step: its arena offset
   std::vector<Home> home;                      // per node
   std::vector<std::size_t> where;              // per node: arena offset or arg index
   std::size_t arena_bytes = 0, peak_bytes = 0;

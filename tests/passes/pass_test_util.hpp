@@ -1,7 +1,7 @@
 // Shared by the pass tests: running a graph's outputs in the interpreter, bit-exact
 // comparison of results, and a generator of random graphs over the op vocabulary the
-// passes care about (elementwise chains, broadcasts, `full` scalars, matmuls, reductions,
-// shared subexpressions and duplicated constants).
+// passes care about (elementwise chains, broadcasts, `full` scalars, matmuls, reductions
+// of shared and of private producers, shared subexpressions and duplicated constants).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -70,13 +70,20 @@ inline RandomGraph random_graph(std::uint64_t seed, int ops = 30, std::int64_t r
   const char* binary[] = {"add", "sub", "mul", "maximum", "minimum"};
   for (int k = 0; k < ops; ++k) {
     ir::Value a = pool[pick(pool.size())], b = pool[pick(pool.size())], v;
-    switch (pick(9)) {
+    switch (pick(10)) {
       case 0: case 1: v = ir::unary(unary[pick(std::size(unary))], ir::unary("tanh", a)); break;
       case 2: case 3: v = ir::binary(binary[pick(std::size(binary))], a, b); break;
       case 4: v = ir::add(a, ir::broadcast_to(bias, full_shape)); break;
       case 5: v = ir::scale(a, 0.5 + static_cast<double>(pick(4))); break;  // mul by a `full`
       case 6: v = ir::matmul(a, w); break;
       case 7: v = ir::broadcast_to(ir::reduce_sum(a, {1}, true), full_shape); break;
+      case 9: {  // a reduction of a value nothing else reads (reduction fusion), broadcast back
+        const char* red[] = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"};
+        const I64List axes[] = {{0}, {1}, {0, 1}};
+        ir::Value p = ir::binary(binary[pick(std::size(binary))], ir::tanh(a), b);
+        v = ir::broadcast_to(ir::reduce(red[pick(std::size(red))], p, axes[pick(std::size(axes))], true), full_shape);
+        break;
+      }
       case 8: {  // a constant subgraph feeding the chain, sometimes built twice
         ir::Value c = ir::add_scalar(ir::full(g, Type{dt, full_shape}, 0.25), 1.0);
         v = ir::mul(a, ir::exp(c));

@@ -295,3 +295,31 @@ TEST(Rewrite, UnitReshapeRuleKeepsColumnBroadcasts) {
 
 }  // namespace
 }  // namespace mg
+
+namespace mg {
+namespace {
+
+TEST(Rewrite, SumOfBroadcastOnlyOverTheCopiedAxes) {
+  // Summing x's copies (axis 0) is x * 3; summing along x's own axis (axis 1, the same
+  // types) is sum(x) in every row, so the rule must not fire there.
+  auto g = ir::parse(R"(graph(%x: f32[3]) {
+  %1 = broadcast_to(%x) {shape = [3, 3]} : f32[3,3]
+  %2 = reduce_sum(%1) {axes = [0]} : f32[3]
+  %3 = reduce_sum(%1) {axes = [1]} : f32[3]
+  %4 = reduce_mean(%1) {axes = [0]} : f32[3]
+  return copies = %2, rows = %3, mean = %4
+})");
+  RewriteOptions opt;
+  opt.mode = RewriteMode::fast_math;
+  auto rw = passes::rewrite(*g, {}, opt);
+  EXPECT_EQ(rw.stats.by_rule["sum-broadcast"], 1u) << text(*rw.graph);
+  EXPECT_EQ(rw.stats.by_rule["mean-broadcast"], 1u) << text(*rw.graph);
+  EXPECT_EQ(rw.stats.rewrites, 2u) << text(*rw.graph);
+  EXPECT_NE(text(*rw.graph).find("mul(%x"), std::string::npos) << text(*rw.graph);
+  rt::Bindings b = bind(*g, 3, false);
+  expect_same_values(run(*g, b), run(*rw.graph, b), false, "sum of broadcast");
+  EXPECT_EQ(passes::rewrite(*g).stats.rewrites, 0u) << "a real rule: fast math only";
+}
+
+}  // namespace
+}  // namespace mg

@@ -1,5 +1,6 @@
 // The rules table loads, is big enough, every rule has an example, and malformed rules
-// are rejected at load with an error that names the rule (or the line and column).
+// are rejected at load with an error that names the rule (or the line and column),
+// computed constants included.
 #include <gtest/gtest.h>
 
 #include "ir/errors.hpp"
@@ -59,6 +60,24 @@ TEST(RulesTable, ValidationErrorsNameTheRule) {
   expect_rejected(R"(rule "r11" [refuted]: (neg ?x) => ?x;)", "rule 'r11': label must be exact, real or structural");
   expect_rejected(R"(rule "r12" [exact]: ?x => ?x;)", "rule 'r12': the pattern must start with an op");
   expect_rejected("rule \"a\" [exact]: (neg (neg ?x)) => ?x;\nrule \"a\" [exact]: (neg ?x) => ?x;", "rule 'a': defined twice");
+}
+
+// A computed constant (`copies(?s, ?a)`): right side only, a known function with bound
+// arguments, in tensor-level rules only (Z3 cannot see a shape-derived count).
+TEST(RulesTable, ComputedConstants) {
+  const auto* r = passes::rules::shipped_rules().find("sum-broadcast");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(to_string(*r),
+            "rule \"sum-broadcast\" [real]: (reduce_sum (broadcast_to ?x {shape = ?s}) {axes = ?a}) => "
+            "(mul ?x copies(?s, ?a)) if broadcast_axes(?x, ?s, ?a);");
+  EXPECT_EQ(to_string(parse_rules(to_string(*r)).rules.at(0)), to_string(*r));
+  expect_rejected(R"(rule "c1" [real]: (mul ?x copies(?s, ?a)) => ?x;)", "rule 'c1': computed constants (copies) belong in the replacement only");
+  expect_rejected(R"(rule "c2" [real]: (reduce_sum (broadcast_to ?x {shape = ?s}) {axes = ?a}) => (mul ?x copy(?s, ?a));)",
+                  "rule 'c2': unknown attribute function 'copy'");
+  expect_rejected(R"(rule "c3" [real]: (reduce_sum (broadcast_to ?x {shape = ?s})) => (mul ?x copies(?s, ?a));)",
+                  "rule 'c3': ?a in copies(...) is not bound");
+  expect_rejected(R"(rule "c4" [real]: (mul ?x ?y) => (mul ?x copies(?x, ?y));)",
+                  "rule 'c4': a computed constant needs a tensor-level rule");
 }
 
 TEST(RulesTable, SyntaxErrorsGiveLineAndColumn) {

@@ -1,0 +1,89 @@
+// The body of a `fused` node, shared by its two halves: fused.cpp (the contract check,
+// kinds "elementwise" and "matmul") and fused_reduce.cpp (kind "reduce"). A body is
+// evaluated over windows of its loop's flat index space, calling each body op's own
+// registry kernel on window-sized buffers, so no value inside it gets a full-size buffer.
+// Internal to ir/ops (ir/README.md, "Fused nodes", is the contract); no xtensor here.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/ops/rules.hpp"
+
+namespace mg::ir::fused {
+
+inline constexpr std::int64_t kTile = 4096;  // elements per window (at most)
+
+// What each body value is, per the contract in ir/README.md.
+enum class BodyRole : std::uint8_t {
+  tiled,      // a parameter or constant read at the loop index
+  whole,      // a parameter or constant read whole (by broadcast_to or matmul)
+  broadcast,  // broadcast_to of a whole value to the loop shape
+  compute,    // an elementwise op
+  matmul,     // the GEMM prologue (kind "matmul")
+  reduce,     // the final reduction (kind "reduce"), folding `result` over its axes
+};
+
+struct BodyPlan {
+  std::vector<BodyRole> role;
+  Type loop;                // the loop shape; the dtype of `result`
+  NodeId matmul = kNoNode;
+  NodeId result = kNoNode;  // the last elementwise value (kind "reduce": the value folded)
+  NodeId reduce = kNoNode;  // kind "reduce": the body's last node
+};
+
+// Checks `n` (a fused node, inputs typed `in`) against the contract; returns its plan.
+// Throws TypeRuleError.
+BodyPlan analyze(const Node& n, std::span<const Type> in);
+
+// Evaluates a body's elementwise values over windows [off, off + len) of the loop.
+class BodyEval {
+ public:
+  // `in`: the node's inputs; `out`: the node's result buffer (kind "matmul": the GEMM
+  // result the epilogue reads), or null.
+  BodyEval(const Node& n, const BodyPlan& p, std::span<const Array* const> in, const Array* out);
+
+  // Per-thread window buffers (taken from a thread-local pool, kept between calls).
+  class Scratch {
+   public:
+    explicit Scratch(const BodyEval& e);
+
+   private:
+    friend class BodyEval;
+    std::vector<Array> buf, tile;
+    std::vector<const Array*> ins;
+  };
+
+  // Computes the window (len <= kTile); the result into `dst` (a len-element window of
+  // the result's dtype) or, when dst is null, into scratch. Returns the result's window.
+  const Array& run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const;
+
+ private:
+  struct Bcast {
+    Shape shape;
+    std::vector<std::int64_t> sstride;
+    std::size_t elem = 0;
+  };
+  const Graph& body_;
+  const BodyPlan& p_;
+  const Array* out_;
+  std::vector<const Array*> whole_;
+  std::vector<Bcast> bmap_;
+};
+
+// C99 of the body's elementwise values at flat loop index `i`: `code` declares one
+// temporary per op (with each op's registry expression), `value[id]` is each value's C
+// expression. `name` holds the C names of parameters and constants (the caller's).
+struct CBody {
+  std::string code;
+  std::vector<std::string> value;
+  std::int64_t ops = 0;
+};
+CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i);
+
+// The C names of a body's parameters (the node's inputs) and constants (file-scope
+// arrays, added through a.support, named after a.out).
+std::vector<std::string> c_names(const Graph& body, const CLoopArgs& a);
+
+}  // namespace mg::ir::fused
