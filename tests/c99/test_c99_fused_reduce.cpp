@@ -11,18 +11,13 @@
 #include "ir/ops.hpp"
 #include "ir/printer.hpp"
 #include "passes/fuse.hpp"
+#include "tests/passes/pass_test_util.hpp"
 #include "runtime/interpreter.hpp"
 
 namespace mg {
 namespace {
 
-Array randn(Type t, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> d;
-  Array a(t);
-  for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, t.dtype == i64 ? std::floor(4 * d(rng)) : d(rng));
-  return a;
-}
+using testing::randn;
 
 std::string compare(const Array& want, const Array& got) {
   if (want.type() != got.type()) return "type " + to_string(got.type()) + ", want " + to_string(want.type());

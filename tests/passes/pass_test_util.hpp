@@ -5,6 +5,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -35,6 +36,22 @@ inline Array randn_f32(Shape s, std::uint64_t seed) {
   Array a(Type{f32, std::move(s)});
   for (float& v : a.span<float>()) v = d(rng);
   return a;
+}
+
+// Normal samples of any dtype (i64: floor(4 x), small integers with repeats).
+inline Array randn(Type t, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> d;
+  Array a(t);
+  for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, t.dtype == i64 ? std::floor(4 * d(rng)) : d(rng));
+  return a;
+}
+
+// Top-level nodes of op `name` ("fused", "add", ...).
+inline std::size_t count_op(const ir::Graph& g, std::string_view name) {
+  std::size_t n = 0;
+  for (ir::NodeId id = 0; id < g.size(); ++id) n += g.node(id).op_name() == name;
+  return n;
 }
 
 struct RandomGraph {

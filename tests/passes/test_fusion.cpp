@@ -20,22 +20,10 @@
 namespace mg {
 namespace {
 
+using testing::count_op;
 using testing::expect_bit_equal;
+using testing::randn;
 using testing::run_outputs;
-
-std::size_t count_op(const ir::Graph& g, std::string_view name) {
-  std::size_t n = 0;
-  for (ir::NodeId id = 0; id < g.size(); ++id) n += g.node(id).op_name() == name;
-  return n;
-}
-
-Array randn(Type t, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> d;
-  Array a(t);
-  for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, d(rng));
-  return a;
-}
 
 // relu(x @ w + b) * 0.5 + tanh(x @ w2): two matmul groups.
 TEST(Fusion, MatmulBiasActivationBecomesOneNode) {

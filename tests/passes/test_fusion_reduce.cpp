@@ -17,7 +17,9 @@
 namespace mg {
 namespace {
 
+using testing::count_op;
 using testing::expect_bit_equal;
+using testing::randn;
 using testing::run_outputs;
 
 std::size_t count_fused(const ir::Graph& g, std::string_view kind) {
@@ -25,20 +27,6 @@ std::size_t count_fused(const ir::Graph& g, std::string_view kind) {
   for (ir::NodeId id = 0; id < g.size(); ++id)
     n += g.node(id).op_name() == "fused" && g.node(id).attrs.str("kind") == kind;
   return n;
-}
-
-std::size_t count_op(const ir::Graph& g, std::string_view name) {
-  std::size_t n = 0;
-  for (ir::NodeId id = 0; id < g.size(); ++id) n += g.node(id).op_name() == name;
-  return n;
-}
-
-Array randn(Type t, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> d;
-  Array a(t);
-  for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, t.dtype == i64 ? std::floor(4 * d(rng)) : d(rng));
-  return a;
 }
 
 // reduce(op, tanh(a) * b + a, axes) for a, b of `shape`: fuses into one node, same bits.
