@@ -87,9 +87,10 @@ struct EmitC {
   CExprFn expr_fn;   // when a template cannot say it (dtype-dependent code)
   CLoopFn loops;     // non-elementwise ops
   std::string none;  // why the op has no C emission, when it has none
-  // Capability of a pure re-indexing op (e.g. permute): how its result reads operand 0,
-  // or nullopt when it is no strided view for this node. A consumer with reads_views then
-  // reads the operand in place and the node's copy loop is never emitted.
+  // Capability of a pure re-indexing op (permute, broadcast_to): how its result reads
+  // operand 0, or nullopt when it is no strided view for this node. When every consumer
+  // has reads_views (or is an elementwise loop and the index needs no division), they read
+  // the operand in place and the node's copy loop is never emitted (runtime/c99/schedule).
   std::function<std::optional<CView>(const Node&, std::span<const Type> in)> view;
   bool reads_views = false;  // `loops` handles CLoopArgs::in_views
   // Bytes of scratch `loops` wants while it runs (the emitter plans them in the arena for

@@ -78,6 +78,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array> positional, cons
 
   // Bind inputs and constants.
   const auto& inputs = g.inputs();
+  std::size_t matched = 0;  // named entries that bound an input (all: none is unknown)
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ir::Node& n = g.node(inputs[i]);
     if (is_state[n.id]) {
@@ -92,12 +93,13 @@ std::vector<Array> Executable::Impl::run(std::span<const Array> positional, cons
         continue;
       }
       vals[n.id] = bind_input(n, it->second);
+      ++matched;
     } else {
       MG_ASSERT(i < positional.size(), "region called with too few arguments");
       vals[n.id] = bind_input(n, positional[i]);
     }
   }
-  if (named)
+  if (named && matched != named->size())  // some name is no (non-state) input: find which
     for (auto& [name, arr] : *named) {
       bool known = false;
       for (auto id : inputs) known |= g.node(id).name == name;

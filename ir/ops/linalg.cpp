@@ -98,7 +98,8 @@ Type matmul_infer(std::span<const Type> in, const Attrs&) {
 
 // ---- C99 emission ----------------------------------------------------------------------
 
-// Our own GEMM for code without BLAS (standalone exports), after BLIS/GotoBLAS: any
+// Our own GEMM (standalone exports have no BLAS; the JIT uses it too, being faster here
+// than Debian's OpenBLAS), after BLIS/GotoBLAS: any
 // operand strides (A(i,p) = a[i*ars + p*acs], B(p,j) = b[p*brs + j*bcs]), so a transposed
 // operand (a Linear's weight.T, the backward pass's x.T) is read in place; B is packed per
 // KC-deep slice into contiguous NR-column panels (in the arena scratch the emitter
@@ -167,7 +168,8 @@ static void mg_gemm_pack_b_$S(int64_t kc, int64_t nr, const $T* b, int64_t brs, 
 }
 /* C[m,n] (row-major) = A @ B. The NR-column panels of C are split into chunks (at most 16
    panels, at least 8 chunks when there are enough panels), one OpenMP iteration each, so
-   threads never wait on each other inside: per KC-deep slice a chunk packs its B panels
+   threads never wait on each other inside (dynamic: a thread the OS preempts on a busy
+   machine leaves its chunks to the others): per KC-deep slice a chunk packs its B panels
    (into `bpack`, KC x roundup(n, NR), each chunk its own columns; or, when bpack is 0, one
    panel at a time on the stack) and runs the register tiles down all rows of A (A's
    MR x KC block stays in L1, the chunk's B panels in L2). */
@@ -177,7 +179,7 @@ static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars
   const int64_t panels = (n + NR - 1) / NR, kcmax = k < KC ? k : KC;  /* a panel's stride in bpack */
   int64_t nch = (panels + CH - 1) / CH, ch;
   if (nch < 8) nch = panels < 8 ? panels : 8;
-  MG_OMP(omp parallel for schedule(static) if (m * n * k >= 262144))
+  MG_OMP(omp parallel for schedule(dynamic) if (m * n * k >= 262144))
   for (ch = 0; ch < nch; ++ch) {
     const int64_t t0 = ch * panels / nch, t1 = (ch + 1) * panels / nch;
     int64_t pc, ir, jt;
@@ -270,10 +272,15 @@ static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64
         ci[j0 + 2] = t2;
         ci[j0 + 3] = t3;
       }
-      for (j = j0; j < n; ++j) {
-        $T sum = 0;
-        for (p = 0; p < k; ++p) MG_GEMM_MAC_$S(sum, ai[p], b[j * bcs + p]);
-        ci[j] = sum;
+      for (j = j0; j < n; ++j) {  /* the last columns one at a time, still in lanes */
+        const $T* bj = b + j * bcs;
+        $T s0[L], t0 = 0;
+        for (l = 0; l < L; ++l) s0[l] = 0;
+        for (p = 0; p + L <= k; p += L)
+          for (l = 0; l < L; ++l) MG_GEMM_MAC_$S(s0[l], ai[p + l], bj[p + l]);
+        for (l = 0; p + l < k; ++l) MG_GEMM_MAC_$S(s0[l], ai[p + l], bj[p + l]);
+        for (l = 0; l < L; ++l) t0 += s0[l];
+        ci[j] = t0;
       }
     } else {
       for (j = 0; j < n; ++j) {
@@ -328,21 +335,6 @@ GemmOperand gemm_operand(const std::string& ptr, const Type& t, const CView& v) 
   return {ptr + " + " + off, v.strides[r - 2], v.strides[r - 1]};
 }
 
-// BLAS takes a matrix with unit stride along rows (NoTrans) or columns (Trans).
-bool blas_layout(const GemmOperand& o, std::int64_t rows, std::int64_t cols, bool& trans, std::int64_t& ld) {
-  if (o.cs == 1 && o.rs >= std::max<std::int64_t>(1, cols)) {
-    trans = false;
-    ld = o.rs;
-    return true;
-  }
-  if (o.rs == 1 && o.cs >= std::max<std::int64_t>(1, rows)) {
-    trans = true;
-    ld = o.cs;
-    return true;
-  }
-  return false;
-}
-
 void matmul_c(const CLoopArgs& a) {
   const Shape& as = a.in_types[0].shape;
   const std::size_t r = as.size();
@@ -365,8 +357,6 @@ void matmul_c(const CLoopArgs& a) {
   const std::string strides_a = A.base + ", " + std::to_string(A.rs) + ", " + std::to_string(A.cs);
   const std::string strides_b = B.base + ", " + std::to_string(B.rs) + ", " + std::to_string(B.cs);
   a.w.open("for (int64_t q = 0; q < " + std::to_string(batch) + "; ++q)");
-  bool ta = false, tb = false;
-  std::int64_t lda = 0, ldb = 0;
   const std::string T = c_type(t), S = std::string(name_of(t));
   if (t == DType::i64) {  // wrapping i-k-j loop
     c_for(a.w, "i", m, m * n * k, false);
@@ -384,18 +374,13 @@ void matmul_c(const CLoopArgs& a) {
     // A few rows: our unpacked loops (batch-1 latency: no BLAS call overhead either).
     a.w.line(use_gemm(a, t, true) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ");");
   } else if (!a.scratch.empty()) {
-    // Our packed GEMM, in the JIT too: with AVX-512 it outruns Debian's OpenBLAS (which
-    // runs its Haswell kernels here: bench/c99_bench (c)), and reads transposes in place.
+    // Our packed GEMM, in the JIT too (no BLAS call): with AVX-512 it outruns Debian's
+    // OpenBLAS (its Haswell kernels here, bench/c99_bench (c)) and reads transposes in place.
     a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", (" + T +
              "*)" + a.scratch + ");");
-  } else if (a.blas && blas_layout(A, m, k, ta, lda) && blas_layout(B, k, n, tb, ldb)) {
-    // No planned scratch (a caller that plans none, e.g. a fused node's prologue).
-    const bool f = t == DType::f32;
-    a.w.line(std::string(f ? "cblas_sgemm" : "cblas_dgemm") + "(CblasRowMajor, " + (ta ? "CblasTrans" : "CblasNoTrans") +
-             ", " + (tb ? "CblasTrans" : "CblasNoTrans") + ", " + M + ", " + N + ", " + K + ", " + (f ? "1.0f, " : "1.0, ") +
-             A.base + ", " + std::to_string(lda) + ", " + B.base + ", " + std::to_string(ldb) + ", " +
-             (f ? "0.0f, " : "0.0, ") + C + ", " + N + ");");
-  } else {  // no planned scratch, no BLAS: B panels packed one at a time on the stack
+  } else {
+    // No planned scratch (a caller that plans none, e.g. a fused node's prologue): B panels
+    // packed one at a time on the stack; still ahead of OpenBLAS here.
     a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", 0);");
   }
   a.w.close();

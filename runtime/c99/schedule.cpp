@@ -61,7 +61,8 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
     const ir::Node& nd = g.node(id);
     if (!s.live[id] || nd.kind != ir::NodeKind::op || folded[id]) continue;
     for (ir::NodeId in : nd.inputs) {
-      view_ok[in] = view_ok[in] && (nd.op->emit_c.reads_views || is_c_expr(nd));
+      const bool expr = is_c_expr(nd) && nd.type.shape == g.node(in).type.shape;  // reads element i
+      view_ok[in] = view_ok[in] && (nd.op->emit_c.reads_views || expr);
       expr_use[in] = expr_use[in] || is_c_expr(nd);
     }
   }

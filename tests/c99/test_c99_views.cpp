@@ -3,7 +3,7 @@
 // broadcast read by a matmul or an elementwise loop are read in place (no copy loop is
 // emitted), through every GEMM path: the packed, threaded one (several KC slices, a
 // k that is no multiple of anything, edge tiles), the few-rows one (dot products with
-// lane tails, and rows of B), f32 and f64. Tolerances as tests/c99/test_c99_ops.cpp:
+// lane tails, and rows of B), f32 and f64; i64's loop reads strided operands too. Tolerances as tests/c99/test_c99_ops.cpp:
 // f64 1e-12 and f32 16 ulp, relative to the array's scale.
 #include <gtest/gtest.h>
 
@@ -42,7 +42,7 @@ void expect_agree(Case& c, DType dt) {
   const auto want = rt::compile(c.g, c.g.outputs).run(c.in);
   const auto got = rt::compile(c.g, c.g.outputs, {}, rt::Backend::c99).run(c.in);
   ASSERT_EQ(want.size(), got.size());
-  const double tol = dt == f64 ? 1e-12 : 16 * FLT_EPSILON;
+  const double tol = dt == f64 ? 1e-12 : dt == f32 ? 16 * FLT_EPSILON : 0.0;  // i64: exact
   for (std::size_t o = 0; o < want.size(); ++o) {
     double scale = 0;
     for (std::int64_t i = 0; i < want[o].numel(); ++i) scale = std::max(scale, std::abs(want[o].at(i)));
@@ -107,6 +107,15 @@ TEST_P(C99Views, BroadcastsReadInPlaceByElementwiseLoops) {
   ir::Value z = ir::mul(ir::unary("tanh", y), ir::broadcast_to(s, {20, 40}));
   c.g.outputs = {y.id, z.id};
   expect_agree(c, dt);
+}
+
+TEST(C99ViewsI64, TransposedIntegerOperands) {
+  Case c;
+  ir::Value x = c.input("x", Type{i64, {9, 13}}), w = c.input("w", Type{i64, {5, 13}});
+  ir::Value xt = c.input("xt", Type{i64, {13, 9}});
+  c.g.outputs = {ir::matmul(x, ir::transpose_last2(w)).id,
+                 ir::matmul(ir::transpose_last2(xt), ir::transpose_last2(w)).id};
+  expect_agree(c, i64);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, C99Views, ::testing::Values(f32, f64),
