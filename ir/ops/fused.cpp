@@ -15,6 +15,8 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#else
+inline int omp_get_max_threads() { return 1; }
 #endif
 
 namespace mg::ir {
@@ -76,7 +78,9 @@ BodyPlan analyze(const Node& n, std::span<const Type> in) {
   bool seen_op = false;
   for (NodeId id = 0; id < body.size(); ++id) {
     const Node& b = body.node(id);
-    auto where = [&](const std::string& what) {
+    // `what` by value and generic: a literal stays a pointer, so passing checks allocate
+    // nothing (the kernel analyses every call; tiny fused nodes felt each std::string).
+    auto where = [&](auto what) {
       return [&b, id, what] { return "region value %" + std::to_string(id) + " (" + b.op_name() + "): " + what; };
     };
     if (b.kind != NodeKind::op) {
@@ -149,6 +153,31 @@ std::vector<std::int64_t> broadcast_strides(const Shape& src, const Shape& loop)
   return s;
 }
 
+// The same index map over fewer, longer axes: size-1 axes dropped and neighbours merged
+// where the outer stride is the inner one times the inner size (both 0: a broadcast
+// run). A bias [1,C,1,1] over [N,C,H,W] becomes [N,C,H*W] with strides (0,1,0), so each
+// run fills H*W elements instead of W: per-run overhead dominated fused bias adds.
+void collapse_axes(Shape& shape, std::vector<std::int64_t>& sstride) {
+  Shape d;
+  std::vector<std::int64_t> st;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 1) continue;
+    if (!d.empty() && st.back() == sstride[k] * shape[k]) {
+      d.back() *= shape[k];
+      st.back() = sstride[k];
+    } else {
+      d.push_back(shape[k]);
+      st.push_back(sstride[k]);
+    }
+  }
+  if (d.empty()) {
+    d.push_back(1);
+    st.push_back(0);
+  }
+  shape = std::move(d);
+  sstride = std::move(st);
+}
+
 // dst[j] = src[sum_k idx_k(j) * sstride_k] for j in [off, off + len) of the loop shape.
 void run_broadcast(const Shape& shape, const std::vector<std::int64_t>& sstride, std::size_t elem,
                    const std::byte* src, std::byte* dst, std::int64_t off, std::int64_t len) {
@@ -193,12 +222,15 @@ BodyEval::BodyEval(const Node& n, const BodyPlan& p, std::span<const Array* cons
     if (b.kind == NodeKind::constant) whole_[id] = b.literal.get();
     if (p_.role[id] == BodyRole::broadcast) {
       const Type& src = body_.node(b.inputs[0]).type;
-      bmap_[id] = {p_.loop.shape, broadcast_strides(src.shape, p_.loop.shape), size_of(src.dtype)};
+      Bcast m{p_.loop.shape, broadcast_strides(src.shape, p_.loop.shape), size_of(src.dtype)};
+      collapse_axes(m.shape, m.sstride);
+      bmap_[id] = std::move(m);
     }
   }
 }
 
-BodyEval::Scratch::Scratch(const BodyEval& e) : buf(e.body_.size()), tile(e.body_.size()) {
+BodyEval::Scratch::Scratch(const BodyEval& e)
+    : buf(e.body_.size()), tile(e.body_.size()), len(e.body_.size(), -1) {
   thread_local std::vector<Array> pool;
   std::size_t used = 0;
   for (NodeId id = 0; id < e.body_.size(); ++id)
@@ -208,37 +240,40 @@ BodyEval::Scratch::Scratch(const BodyEval& e) : buf(e.body_.size()), tile(e.body
     }
 }
 
+// Per window, each value costs one registry kernel call: keep the rest of the per-window
+// work allocation-free (window buffers are retyped only when the window length changes,
+// the result is written straight into `dst`), or it rivals the arithmetic.
 const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const {
   for (NodeId id = 0; id < body_.size(); ++id) {
     const Node& b = body_.node(id);
-    const Type tt{b.type.dtype, {len}};
     switch (p_.role[id]) {
       case BodyRole::whole:
       case BodyRole::reduce: break;
-      case BodyRole::tiled: s.tile[id] = whole_[id]->view(off, tt); break;
-      case BodyRole::matmul: s.tile[id] = out_->view(off, tt); break;
+      case BodyRole::tiled: s.tile[id] = whole_[id]->view(off, Type{b.type.dtype, {len}}); break;
+      case BodyRole::matmul: s.tile[id] = out_->view(off, Type{b.type.dtype, {len}}); break;
       case BodyRole::broadcast:
       case BodyRole::compute: {
-        if (id == p_.result && dst) {
-          s.tile[id] = *dst;
-        } else {
+        const bool to_dst = id == p_.result && dst;
+        if (!to_dst && s.len[id] != len) {
           s.tile[id] = s.buf[id];
-          s.tile[id].retype(tt);
+          s.tile[id].retype(Type{b.type.dtype, {len}});
+          s.len[id] = len;
         }
+        Array& t = to_dst ? *dst : s.tile[id];
         if (p_.role[id] == BodyRole::broadcast) {
           const Bcast& m = bmap_[id];
           run_broadcast(m.shape, m.sstride, m.elem, static_cast<const std::byte*>(whole_[b.inputs[0]]->raw()),
-                        static_cast<std::byte*>(s.tile[id].raw()), off, len);
+                        static_cast<std::byte*>(t.raw()), off, len);
         } else {
           s.ins.clear();
           for (NodeId x : b.inputs) s.ins.push_back(&s.tile[x]);
-          b.op->kernel(KernelArgs{s.ins, b, s.tile[id], nullptr});
+          b.op->kernel(KernelArgs{s.ins, b, t, nullptr});
         }
         break;
       }
     }
   }
-  return s.tile[p_.result];
+  return dst ? *dst : s.tile[p_.result];
 }
 
 CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i) {
@@ -334,17 +369,28 @@ void fused_kernel(const KernelArgs& k) {
   if (total == 0) return;
 
   const std::int64_t ntiles = (total + kTile - 1) / kTile;
+  auto tile = [&](BodyEval::Scratch& scratch, std::int64_t t) {
+    const std::int64_t off = t * kTile, len = std::min(kTile, total - off);
+    Array dst = k.out.view(off, Type{p.loop.dtype, {len}});
+    eval.run(scratch, off, len, &dst);
+  };
+  // Serial loops stay out of OpenMP altogether: entering a parallel region costs a futex
+  // system call even with if(false) (microseconds on a VM), which made every small fused
+  // node (an Adam update of a bias) several times slower than the ops it replaced.
+  if (total < fused::kParallelTiles || omp_get_max_threads() == 1) {
+    BodyEval::Scratch scratch(eval);
+    for (std::int64_t t = 0; t < ntiles; ++t) tile(scratch, t);
+    return;
+  }
   std::exception_ptr error;
   std::mutex error_mu;
-#pragma omp parallel if (total >= fused::kParallelTiles && omp_get_max_threads() > 1)
+#pragma omp parallel
   {
     BodyEval::Scratch scratch(eval);
 #pragma omp for schedule(static)
     for (std::int64_t t = 0; t < ntiles; ++t) {
       try {
-        const std::int64_t off = t * kTile, len = std::min(kTile, total - off);
-        Array dst = k.out.view(off, Type{p.loop.dtype, {len}});
-        eval.run(scratch, off, len, &dst);
+        tile(scratch, t);
       } catch (...) {
         std::lock_guard lock(error_mu);
         if (!error) error = std::current_exception();

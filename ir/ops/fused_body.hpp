@@ -52,6 +52,7 @@ class BodyEval {
    private:
     friend class BodyEval;
     std::vector<Array> buf, tile;
+    std::vector<std::int64_t> len;  // the window length tile[id] is typed for (-1: none)
     std::vector<const Array*> ins;
   };
 

@@ -76,11 +76,17 @@ typename R::Acc fold_piece(typename R::Acc acc, const Source<T>& src, BodyEval::
 }
 
 // Runs f(scratch, task) for every task, in parallel when `par`; rethrows the first error.
+// Serial runs never enter OpenMP (a parallel region costs a futex call even if(false)).
 template <class F>
 void for_tasks(const BodyEval& eval, std::int64_t tasks, bool par, F&& f) {
+  if (!par || tasks <= 1 || omp_get_max_threads() == 1) {
+    BodyEval::Scratch sc(eval);
+    for (std::int64_t t = 0; t < tasks; ++t) f(sc, t);
+    return;
+  }
   std::exception_ptr error;
   std::mutex error_mu;
-#pragma omp parallel if (par && tasks > 1 && omp_get_max_threads() > 1)
+#pragma omp parallel
   {
     BodyEval::Scratch sc(eval);
 #pragma omp for schedule(static)

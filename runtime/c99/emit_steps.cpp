@@ -17,6 +17,22 @@ std::string ptr(ir::NodeId id) { return "v" + std::to_string(id); }
 // The C expression of node `id`'s element i inside an elementwise loop; inlined nodes
 // are computed into temporaries (appended to `body`), in dependency order; views read
 // their operand in place.
+std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body);
+
+// The C expression of elementwise node `n` at element i, its operands' temporaries
+// appended to `body` first.
+std::string expression(const ir::Graph& g, const Schedule& s, const ir::Node& n, std::string& body) {
+  std::vector<std::string> in;
+  std::vector<DType> dts;
+  for (ir::NodeId x : n.inputs) {
+    in.push_back(element(g, s, x, body));
+    dts.push_back(g.node(x).type.dtype);
+  }
+  const ir::CExprArgs a{n, in, dts, n.type.dtype, "i"};
+  const ir::EmitC& e = n.op->emit_c;
+  return e.expr_fn ? e.expr_fn(a) : ir::expand_c_expr(e.expr, a);
+}
+
 std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body) {
   if (s.viewed[id]) {  // read in place: the operand at the view's offset of i
     const ir::CView& v = s.views[id];
@@ -26,15 +42,7 @@ std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::s
   }
   if (!s.inlined[id]) return ptr(id) + "[i]";
   const ir::Node& n = g.node(id);
-  std::vector<std::string> in;
-  std::vector<DType> dts;
-  for (ir::NodeId x : n.inputs) {
-    in.push_back(element(g, s, x, body));
-    dts.push_back(g.node(x).type.dtype);
-  }
-  const ir::CExprArgs a{n, in, dts, n.type.dtype, "i"};
-  const ir::EmitC& e = n.op->emit_c;
-  const std::string expr = e.expr_fn ? e.expr_fn(a) : ir::expand_c_expr(e.expr, a);
+  const std::string expr = expression(g, s, n, body);
   const std::string t = "t" + std::to_string(id);
   body += "    const " + ir::c_type(n.type.dtype) + " " + t + " = " + expr + ";\n";
   return t;
@@ -62,15 +70,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
       const std::int64_t count = n.type.numel();
       if (count == 0) continue;
       std::string body;
-      std::vector<std::string> in;
-      std::vector<DType> dts;
-      for (ir::NodeId x : n.inputs) {
-        in.push_back(element(g, s, x, body));
-        dts.push_back(g.node(x).type.dtype);
-      }
-      const ir::CExprArgs a{n, in, dts, n.type.dtype, "i"};
-      const ir::EmitC& e = n.op->emit_c;
-      const std::string expr = e.expr_fn ? e.expr_fn(a) : ir::expand_c_expr(e.expr, a);
+      const std::string expr = expression(g, s, n, body);
       // Cost: the chain's length makes short loops worth threads too.
       std::int64_t chain = 1;
       for (char c : body) chain += c == '\n';
