@@ -93,6 +93,9 @@ struct EmitC {
   // the operand in place and the node's copy loop is never emitted (runtime/c99/schedule).
   std::function<std::optional<CView>(const Node&, std::span<const Type> in)> view;
   bool reads_views = false;  // `loops` handles CLoopArgs::in_views
+  // The per-operand form, for ops that read only some operands through views (a fused
+  // matmul prologue): whether `loops` handles in_views[operand].
+  std::function<bool(const Node&, std::size_t operand)> reads_view_at;
   // Bytes of scratch `loops` wants while it runs (the emitter plans them in the arena for
   // that step only, so a board's export reports them); 0: none.
   std::function<std::int64_t(const Node&, std::span<const Type> in)> scratch;

@@ -423,6 +423,46 @@ void attach_test_region(Graph& g, NodeId id) {
   g.mutable_node(id).regions.push_back(std::move(body));
 }
 
+// Which operand of the fused node body input `id` is (npos: not a body input).
+std::size_t operand_of(const Graph& body, NodeId id) {
+  const auto& ins = body.inputs();
+  const auto it = std::find(ins.begin(), ins.end(), id);
+  return it == ins.end() ? std::string::npos : static_cast<std::size_t>(it - ins.begin());
+}
+
+// The matmul prologue's node, or null.
+const Node* prologue_matmul(const Node& n) {
+  if (n.attrs.str("kind") != "matmul" || n.regions.empty()) return nullptr;
+  const Graph& body = *n.regions[0];
+  for (NodeId id = 0; id < body.size(); ++id)
+    if (body.node(id).kind == NodeKind::op) return body.node(id).op == &defined_op("matmul") ? &body.node(id) : nullptr;
+  return nullptr;
+}
+
+// An operand may be a strided view when only the matmul prologue reads it (the GEMM takes
+// any strides; the epilogue loop reads element i of plain buffers).
+bool fused_reads_view_at(const Node& n, std::size_t operand) {
+  const Node* mm = prologue_matmul(n);
+  if (!mm) return false;
+  const Graph& body = *n.regions[0];
+  const NodeId in = body.inputs().at(operand);
+  if (mm->inputs[0] != in && mm->inputs[1] != in) return false;
+  for (NodeId id = 0; id < body.size(); ++id) {
+    const Node& b = body.node(id);
+    if (&b != mm && std::find(b.inputs.begin(), b.inputs.end(), in) != b.inputs.end()) return false;
+  }
+  return true;
+}
+
+// The matmul prologue's GEMM scratch (packed panels), planned in the arena per step.
+std::int64_t fused_scratch(const Node& n, std::span<const Type>) {
+  const Node* mm = prologue_matmul(n);
+  if (!mm) return 0;
+  const Graph& body = *n.regions[0];
+  const std::vector<Type> types{body.node(mm->inputs[0]).type, body.node(mm->inputs[1]).type};
+  return defined_op("matmul").emit_c.scratch(*mm, types);
+}
+
 // C99: the matmul prologue (the matmul op's own emission, into the result buffer), then
 // ONE loop over the loop shape computing the body's elementwise chain into temporaries
 // with each op's registry expression; broadcasts read their source through an index map.
@@ -436,8 +476,12 @@ void fused_c(const CLoopArgs& a) {
     const Node& mm = body.node(p.matmul);
     const std::vector<std::string> in{name[mm.inputs[0]], name[mm.inputs[1]]};
     const std::vector<Type> types{body.node(mm.inputs[0]).type, body.node(mm.inputs[1]).type};
+    std::vector<CView> views(2);  // the GEMM reads transposed operands in place
+    for (std::size_t k = 0; k < 2; ++k)
+      if (std::size_t op = operand_of(body, mm.inputs[k]); op < a.in_views.size()) views[k] = a.in_views[op];
     a.w.open("");
-    defined_op("matmul").emit_c.loops(CLoopArgs{mm, in, types, a.out, a.w, a.blas, a.fail, a.support});
+    defined_op("matmul").emit_c.loops(
+        CLoopArgs{mm, in, types, a.out, a.w, a.blas, a.fail, a.support, views, a.scratch});
     a.w.close();
     name[p.matmul] = a.out;  // the epilogue reads the GEMM result in place
   }
@@ -471,6 +515,8 @@ void register_fused_ops() {
   d.check_regions = [](const Node& n, std::span<const Type> in) { fused::analyze(n, in); };
   d.kernel = fused_kernel;
   d.emit_c = c_loops(fused_c);
+  d.emit_c.reads_view_at = fused_reads_view_at;
+  d.emit_c.scratch = fused_scratch;
   d.not_differentiable = "fusion runs after grad: differentiate the unfused graph";
   d.test.grad_order = 0;
   d.test.cases = {

@@ -60,9 +60,11 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   for (ir::NodeId id = 0; id < n; ++id) {
     const ir::Node& nd = g.node(id);
     if (!s.live[id] || nd.kind != ir::NodeKind::op || folded[id]) continue;
-    for (ir::NodeId in : nd.inputs) {
+    for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
+      const ir::NodeId in = nd.inputs[k];
       const bool expr = is_c_expr(nd) && nd.type.shape == g.node(in).type.shape;  // reads element i
-      view_ok[in] = view_ok[in] && (nd.op->emit_c.reads_views || expr);
+      const ir::EmitC& e = nd.op->emit_c;
+      view_ok[in] = view_ok[in] && (e.reads_views || (e.reads_view_at && e.reads_view_at(nd, k)) || expr);
       expr_use[in] = expr_use[in] || is_c_expr(nd);
     }
   }
