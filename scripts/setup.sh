@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   meson ninja-build pkg-config g++
-  libxtensor-dev libxsimd-dev libopenblas-dev libboost-dev
+  libxtensor-dev libxsimd-dev libopenblas-dev libopenblas-openmp-dev libboost-dev
   libz3-dev libgraphviz-dev libgtest-dev nlohmann-json3-dev
   libboost-program-options-dev python3-numpy
   zlib1g-dev dataset-fashion-mnist
