@@ -1,15 +1,21 @@
-// One command, side by side in one process: our compiled training step (forward, grad
+// One command, side by side in one run: our compiled training step (forward, grad
 // and Adam update as ONE graph) versus the same model in libtorch, for
 //   (a) MLP 784-128-10, batch 128, Adam    (example 04's recipe)
 //   (b) the CNN of example 05, batch 64, Adam
 // at 1 and 2 threads for both. Prints median ms per step and the ratio ours/libtorch
-// (below 1: we are faster).   train_step_bench [--iters N] [--warmup N]
+// (below 1: we are faster); each measurement runs in a child process of its own.
+//   train_step_bench [--iters N] [--warmup N]
 #include <cblas.h>
 #include <omp.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include <minigrad/minigrad.hpp>
@@ -29,6 +35,37 @@ using Cnn = mg::examples::FashionCnn;
 void set_threads(int n) {
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
+}
+
+// Runs one measurement in a child process and returns its result. Why: two runtimes in one
+// process disturb each other — idle OpenMP, OpenBLAS and libtorch pool threads spin after
+// their last job, and libtorch's set_num_threads is also ours — which made in-process
+// medians swing 2-3x between runs. The parent starts no threads (fork after OpenMP is
+// unsafe), so each side starts as clean as a fresh process.
+double in_child(const std::function<double()>& measure) {
+  int fd[2];
+  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    close(fd[0]);
+    double ms = -1;
+    try {
+      ms = measure();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "benchmark failed: %s\n", e.what());
+    }
+    const bool ok = write(fd[1], &ms, sizeof ms) == static_cast<ssize_t>(sizeof ms);
+    _exit(ok && ms >= 0 ? 0 : 1);
+  }
+  close(fd[1]);
+  double ms = -1;
+  const bool got = read(fd[0], &ms, sizeof ms) == static_cast<ssize_t>(sizeof ms);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("benchmark child failed");
+  return ms;
 }
 
 mg::Array random_inputs(const mg::Shape& shape, std::uint32_t seed) {
@@ -100,9 +137,9 @@ int main(int argc, char** argv) {
   std::printf("%-40s %7s %12s %14s %16s\n", "workload", "threads", "ours ms", "libtorch ms", "ours/libtorch");
   for (const Workload& w : workloads) {
     for (int threads : {1, 2}) {
-      const double ours = w.ours(threads, warmup, iters);
+      const double ours = in_child([&] { return w.ours(threads, warmup, iters); });
       if (w.torch) {
-        const double ref = w.torch(threads, warmup, iters);
+        const double ref = in_child([&] { return w.torch(threads, warmup, iters); });
         std::printf("%-40s %7d %12.3f %14.3f %16.2f\n", w.name, threads, ours, ref, ours / ref);
       } else {
         std::printf("%-40s %7d %12.3f %14s %16s\n", w.name, threads, ours, "-", "-");
