@@ -209,12 +209,12 @@ static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars
 constexpr const char* kCGemmSmall = R"(/* A few rows (batch-1 inference), no packing. B with contiguous rows: blocks of W columns
    of C accumulate in registers over B's rows. B with contiguous columns (weight.T) and A
    with contiguous rows: 4 dot products at a time, each in 16 independent lanes (so they
-   vectorise without reassociating a sum; the lanes add up in a fixed order; no simd
+   vectorise without reassociating a sum; the lanes add up as a fixed tree; no simd
    pragma: with one GCC keeps the lanes on the stack). */
 static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
                              int64_t brs, int64_t bcs, $T* c) {
   enum { W = MG_GEMM_NR_$S * 4, L = 16 };
-  int64_t i, j, j0, p, l;
+  int64_t i, j, j0, p, l, h;
   for (i = 0; i < m; ++i) {
     const $T* ai = a + i * ars;
     $T* ci = c + i * n;
@@ -246,7 +246,7 @@ static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64
         const $T* b1 = b0 + bcs;
         const $T* b2 = b1 + bcs;
         const $T* b3 = b2 + bcs;
-        $T s0[L], s1[L], s2[L], s3[L], t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+        $T s0[L], s1[L], s2[L], s3[L];
         for (l = 0; l < L; ++l) s0[l] = s1[l] = s2[l] = s3[l] = 0;
         for (p = 0; p + L <= k; p += L)
           for (l = 0; l < L; ++l) {
@@ -261,26 +261,28 @@ static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64
           MG_GEMM_MAC_$S(s2[l], ai[p + l], b2[p + l]);
           MG_GEMM_MAC_$S(s3[l], ai[p + l], b3[p + l]);
         }
-        for (l = 0; l < L; ++l) {
-          t0 += s0[l];
-          t1 += s1[l];
-          t2 += s2[l];
-          t3 += s3[l];
-        }
-        ci[j0] = t0;
-        ci[j0 + 1] = t1;
-        ci[j0 + 2] = t2;
-        ci[j0 + 3] = t3;
+        for (h = L / 2; h > 0; h /= 2)  /* lanes summed as a tree: 4 dependent adds, not 16 */
+          for (l = 0; l < h; ++l) {
+            s0[l] += s0[l + h];
+            s1[l] += s1[l + h];
+            s2[l] += s2[l + h];
+            s3[l] += s3[l + h];
+          }
+        ci[j0] = s0[0];
+        ci[j0 + 1] = s1[0];
+        ci[j0 + 2] = s2[0];
+        ci[j0 + 3] = s3[0];
       }
       for (j = j0; j < n; ++j) {  /* the last columns one at a time, still in lanes */
         const $T* bj = b + j * bcs;
-        $T s0[L], t0 = 0;
+        $T s0[L];
         for (l = 0; l < L; ++l) s0[l] = 0;
         for (p = 0; p + L <= k; p += L)
           for (l = 0; l < L; ++l) MG_GEMM_MAC_$S(s0[l], ai[p + l], bj[p + l]);
         for (l = 0; p + l < k; ++l) MG_GEMM_MAC_$S(s0[l], ai[p + l], bj[p + l]);
-        for (l = 0; l < L; ++l) t0 += s0[l];
-        ci[j] = t0;
+        for (h = L / 2; h > 0; h /= 2)
+          for (l = 0; l < h; ++l) s0[l] += s0[l + h];
+        ci[j] = s0[0];
       }
     } else {
       for (j = 0; j < n; ++j) {
