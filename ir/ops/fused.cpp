@@ -7,17 +7,10 @@
 // recognised by its registry `fold` column and run by fused_reduce.cpp. No xtensor here.
 #include <algorithm>
 #include <cstring>
-#include <exception>
-#include <mutex>
 
 #include "ir/errors.hpp"
 #include "ir/ops/fused_body.hpp"
-
-#ifdef _OPENMP
-#include <omp.h>
-#else
-inline int omp_get_max_threads() { return 1; }
-#endif
+#include "ir/ops/fused_tasks.hpp"
 
 namespace mg::ir {
 
@@ -374,30 +367,7 @@ void fused_kernel(const KernelArgs& k) {
     Array dst = k.out.view(off, Type{p.loop.dtype, {len}});
     eval.run(scratch, off, len, &dst);
   };
-  // Serial loops stay out of OpenMP altogether: entering a parallel region costs a futex
-  // system call even with if(false) (microseconds on a VM), which made every small fused
-  // node (an Adam update of a bias) several times slower than the ops it replaced.
-  if (total < fused::kParallelTiles || omp_get_max_threads() == 1) {
-    BodyEval::Scratch scratch(eval);
-    for (std::int64_t t = 0; t < ntiles; ++t) tile(scratch, t);
-    return;
-  }
-  std::exception_ptr error;
-  std::mutex error_mu;
-#pragma omp parallel
-  {
-    BodyEval::Scratch scratch(eval);
-#pragma omp for schedule(static)
-    for (std::int64_t t = 0; t < ntiles; ++t) {
-      try {
-        tile(scratch, t);
-      } catch (...) {
-        std::lock_guard lock(error_mu);
-        if (!error) error = std::current_exception();
-      }
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  fused::for_tasks(eval, ntiles, total >= fused::kParallelTiles, tile);
 }
 
 // The registry test's body for a case: tanh(a0 * broadcast(a1)) + a0, for kind "matmul":

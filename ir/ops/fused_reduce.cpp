@@ -6,18 +6,11 @@
 // of 64 elements and ends at one (or at the loop's end), so each body kernel vectorises
 // each element exactly as it does over a whole buffer. Knows no op by name.
 #include <algorithm>
-#include <exception>
-#include <mutex>
 
 #include "ir/ops/fused_body.hpp"
+#include "ir/ops/fused_tasks.hpp"
 #include "ir/ops/reduce_c.hpp"
 #include "ir/ops/reduce_kernel.hpp"
-
-#ifdef _OPENMP
-#include <omp.h>
-#else
-inline int omp_get_max_threads() { return 1; }
-#endif
 
 namespace mg::ir {
 
@@ -25,6 +18,7 @@ namespace {
 
 using namespace kernels;
 using fused::BodyEval;
+using fused::for_tasks;
 
 constexpr std::int64_t kAlign = 64;                          // elements; a multiple of every SIMD width
 constexpr std::int64_t kSpan = fused::kTile - 2 * kAlign;   // values asked for at once
@@ -73,33 +67,6 @@ typename R::Acc fold_piece(typename R::Acc acc, const Source<T>& src, BodyEval::
     }
   }
   return acc;
-}
-
-// Runs f(scratch, task) for every task, in parallel when `par`; rethrows the first error.
-// Serial runs never enter OpenMP (a parallel region costs a futex call even if(false)).
-template <class F>
-void for_tasks(const BodyEval& eval, std::int64_t tasks, bool par, F&& f) {
-  if (!par || tasks <= 1 || omp_get_max_threads() == 1) {
-    BodyEval::Scratch sc(eval);
-    for (std::int64_t t = 0; t < tasks; ++t) f(sc, t);
-    return;
-  }
-  std::exception_ptr error;
-  std::mutex error_mu;
-#pragma omp parallel
-  {
-    BodyEval::Scratch sc(eval);
-#pragma omp for schedule(static)
-    for (std::int64_t t = 0; t < tasks; ++t) {
-      try {
-        f(sc, t);
-      } catch (...) {
-        std::lock_guard lock(error_mu);
-        if (!error) error = std::current_exception();
-      }
-    }
-  }
-  if (error) std::rethrow_exception(error);
 }
 
 // fold<R>() of reduce_kernel.hpp over the body's values: out[j] = fin(fold of output j).
