@@ -3,6 +3,7 @@
 #pragma once
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@ class Executable {
   // Runs the graph; results in the order the outputs were requested.
   std::vector<Array> run(std::initializer_list<Feed> feeds) const;
   std::vector<Array> run(const std::vector<Feed>& feeds) const;
+  std::vector<Array> run(std::span<const Feed> feeds) const;
 
   // Binds an input for every later run (e.g. trained weights); run's feeds override it.
   void bind(std::string name, Array value);

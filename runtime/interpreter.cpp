@@ -24,6 +24,7 @@ struct Executable::Impl {
   // to the OS and fault them in again (2-3x slower steps in a fresh process).
   mutable std::vector<Array> spare;
   std::vector<std::int32_t> state_of_update;  // node -> state entry it updates, or -1
+  std::vector<bool> is_state;                  // node -> it is a state input
   MemoryPlan plan;                      // planned for outputs + state updates
   std::vector<bool> live;               // nodes one run needs (computed once, not per run)
   mutable std::mutex mu;                 // slots are shared state between runs
@@ -32,11 +33,14 @@ struct Executable::Impl {
   std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
-      : graph(&g), outputs(std::move(outs)), state(std::move(st)), state_values(state.size()),
+      : graph(&g), outputs(std::move(outs)), state(std::move(st)), state_values(state.size()), spare(state.size()),
+        state_of_update(g.size(), -1), is_state(g.size(), false),
         plan(plan_memory(g, planned_outputs(outputs, state))),
-        live(g.reachable_from(planned_outputs(outputs, state))), spare(state.size()),
-        state_of_update(g.size(), -1) {
-    for (std::size_t i = 0; i < state.size(); ++i) state_of_update[state[i].update] = static_cast<std::int32_t>(i);
+        live(g.reachable_from(planned_outputs(outputs, state))) {
+    for (std::size_t i = 0; i < state.size(); ++i) {
+      state_of_update[state[i].update] = static_cast<std::int32_t>(i);
+      is_state[state[i].input] = true;
+    }
   }
 
   static std::vector<ir::NodeId> planned_outputs(std::vector<ir::NodeId> outs, const std::vector<StateUpdate>& st) {
@@ -49,19 +53,21 @@ struct Executable::Impl {
     throw UserError("no state named '" + std::string(name) + "'");
   }
 
+  // By name (named) or, for regions, the non-state inputs in order (positional).
   std::vector<Array> run(std::span<const Array> positional, const Bindings* named) const;
+  // One entry per graph input, in order: the value, or null (state; inputs not needed).
+  std::vector<Array> run(std::span<const Array* const> given) const;
   const Impl& region(const ir::Graph& body) const;
 };
 
 namespace {
 
-Array bind_input(const ir::Node& n, const Array& given) {
+void check_input(const ir::Node& n, const Array& given) {
   if (given.type() != n.type)
     throw UserError("input '" + n.name + "': expected " + to_string(n.type) + ", got " +
                         to_string(given.type()),
                     n.loc);
   if (!given.valid()) throw UserError("input '" + n.name + "': array has no storage", n.loc);
-  return given;
 }
 
 }  // namespace
@@ -73,48 +79,55 @@ const Executable::Impl& Executable::Impl::region(const ir::Graph& body) const {
 }
 
 std::vector<Array> Executable::Impl::run(std::span<const Array> positional, const Bindings* named) const {
+  const auto& inputs = graph->inputs();
+  std::vector<const Array*> given(inputs.size(), nullptr);
+  if (named) {
+    std::size_t matched = 0;  // named entries that bound an input (all: none is unknown)
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      auto it = named->find(graph->node(inputs[i]).name);
+      if (it != named->end()) given[i] = &it->second, ++matched;
+    }
+    if (matched != named->size())  // some name is no input: find which
+      for (auto& [name, arr] : *named) {
+        bool known = false;
+        for (auto id : inputs) known |= graph->node(id).name == name;
+        if (!known) throw UserError("unknown input '" + name + "': the graph has no input of that name");
+      }
+  } else {
+    MG_ASSERT(positional.size() >= inputs.size() - state.size(), "region called with too few arguments");
+    for (std::size_t i = 0, k = 0; i < inputs.size(); ++i)
+      if (!is_state[inputs[i]]) given[i] = &positional[k++];
+  }
+  return run(given);
+}
+
+std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) const {
   std::lock_guard lock(mu);
   const ir::Graph& g = *graph;
-  std::vector<Array> vals(g.size());
-  std::vector<bool> is_state(g.size(), false);
+  const auto& inputs = g.inputs();
+  MG_ASSERT(given.size() == inputs.size(), "run: one entry per graph input expected");
   for (std::size_t i = 0; i < state.size(); ++i) {
     const ir::Node& n = g.node(state[i].input);
-    is_state[n.id] = true;
     if (!state_values[i].valid() || (state_values[i].nbytes() == 0 && n.type.nbytes() != 0))
       throw UserError("state '" + n.name + "' (" + to_string(n.type) + ") was never set", n.loc);
-    vals[n.id] = state_values[i];
   }
-
-  // Bind inputs and constants.
-  const auto& inputs = g.inputs();
-  std::size_t matched = 0;  // named entries that bound an input (all: none is unknown)
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ir::Node& n = g.node(inputs[i]);
     if (is_state[n.id]) {
-      if (named && named->count(n.name))
+      if (given[i])
         throw UserError("input '" + n.name + "' is persistent state: set it with set_state, not run", n.loc);
-      continue;
-    }
-    if (named) {
-      auto it = named->find(n.name);
-      if (it == named->end()) {
-        if (live[n.id]) throw UserError("missing input '" + n.name + "' (" + to_string(n.type) + ")", n.loc);
-        continue;
-      }
-      vals[n.id] = bind_input(n, it->second);
-      ++matched;
-    } else {
-      MG_ASSERT(i < positional.size(), "region called with too few arguments");
-      vals[n.id] = bind_input(n, positional[i]);
+    } else if (given[i]) {
+      check_input(n, *given[i]);
+    } else if (live[n.id]) {
+      throw UserError("missing input '" + n.name + "' (" + to_string(n.type) + ")", n.loc);
     }
   }
-  if (named && matched != named->size())  // some name is no (non-state) input: find which
-    for (auto& [name, arr] : *named) {
-      bool known = false;
-      for (auto id : inputs) known |= g.node(id).name == name;
-      if (!known) throw UserError("unknown input '" + name + "': the graph has no input of that name");
-    }
-  if (native) return native->run(vals, state_values);
+  if (native) return native->run(given, state_values);
+
+  std::vector<Array> vals(g.size());
+  for (std::size_t i = 0; i < state.size(); ++i) vals[state[i].input] = state_values[i];
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (given[i]) vals[inputs[i]] = *given[i];
   for (ir::NodeId id = 0; id < g.size(); ++id)
     if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal;
 
@@ -174,11 +187,18 @@ Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
 std::vector<Array> Executable::run(const Bindings& inputs) const { return impl_->run({}, &inputs); }
+std::vector<Array> Executable::run_by_position(std::span<const Array* const> by_position) const {
+  if (by_position.size() != impl_->graph->inputs().size())
+    throw UserError("run: " + std::to_string(by_position.size()) + " inputs given by position, the graph has " +
+                    std::to_string(impl_->graph->inputs().size()));
+  return impl_->run(by_position);
+}
 void Executable::set_state(std::string_view name, Array value) {
   std::lock_guard lock(impl_->mu);
   std::size_t i = impl_->state_index(name);
   const ir::Node& n = impl_->graph->node(impl_->state[i].input);
-  impl_->state_values[i] = bind_input(n, value).clone();
+  check_input(n, value);
+  impl_->state_values[i] = value.clone();
 }
 
 Array Executable::state(std::string_view name) const {

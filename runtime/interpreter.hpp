@@ -38,6 +38,10 @@ class Executable {
   // Runs once: binds `inputs` (every non-state input the outputs need), reads the state,
   // computes the outputs, then replaces each state value by its update.
   std::vector<Array> run(const Bindings& inputs) const;
+  // The same with one entry per graph().inputs(), in order: the value, or null for state
+  // and for inputs the outputs do not need. No name lookups and no copies of the inputs:
+  // for callers that run the same graph many times (batch-1 inference).
+  std::vector<Array> run_by_position(std::span<const Array* const> by_position) const;
 
   // State access by input name; set_state checks the type. A state never set is an
   // error at the first run that needs it.

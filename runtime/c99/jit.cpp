@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -112,20 +113,26 @@ NativeRunner::NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, 
   o.standalone = false;
   module_ = emit_module(g, outputs, state, o);
   native_ = Native::load(module_);
+  for (const Arg& a : module_.args)
+    if (a.kind == ArgKind::input) {
+      const auto& ins = g.inputs();
+      input_position_.push_back(static_cast<std::size_t>(std::find(ins.begin(), ins.end(), a.node) - ins.begin()));
+    }
   arena_ = std::make_unique<std::byte[]>(module_.arena_bytes + 64);
   auto addr = reinterpret_cast<std::uintptr_t>(arena_.get());
   arena_aligned_ = arena_.get() + ((64 - addr % 64) % 64);
 }
 
-std::vector<Array> NativeRunner::run(const std::vector<Array>& vals, std::vector<Array>& state_values) const {
+std::vector<Array> NativeRunner::run(std::span<const Array* const> given, std::vector<Array>& state_values) const {
   args_.clear();
   std::vector<Array> outs, next;
+  outs.reserve(module_.args.size());
   next.reserve(state_values.size());
   spare_.resize(state_values.size());
-  std::size_t state_in = 0;
+  std::size_t state_in = 0, input = 0;
   for (const Arg& a : module_.args) {
     switch (a.kind) {
-      case ArgKind::input: args_.push_back(const_cast<void*>(vals[a.node].raw())); break;
+      case ArgKind::input: args_.push_back(const_cast<void*>(given[input_position_[input++]]->raw())); break;
       case ArgKind::output: args_.push_back(outs.emplace_back(a.type).raw()); break;
       case ArgKind::state_in: args_.push_back(state_values[state_in++].raw()); break;
       case ArgKind::state_out: {

@@ -4,6 +4,7 @@
 // interpreter). Compiler failures are UserErrors naming the generated source file.
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,14 +38,16 @@ class Native {
 class NativeRunner {
  public:
   NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state);
-  // `vals` holds the bound inputs by node id; `state_values` the current state (replaced
-  // by the next values on success). Returns the outputs.
-  std::vector<Array> run(const std::vector<Array>& vals, std::vector<Array>& state_values) const;
+  // `given`: one entry per graph input, in order (checked by the caller; null for state
+  // and unneeded inputs); `state_values` the current state (replaced by the next values
+  // on success). Returns the outputs.
+  std::vector<Array> run(std::span<const Array* const> given, std::vector<Array>& state_values) const;
   const Module& module() const { return module_; }
 
  private:
   const ir::Graph* graph_;
   Module module_;
+  std::vector<std::size_t> input_position_;  // per Arg of kind input: its index in graph inputs
   std::shared_ptr<Native> native_;
   mutable std::unique_ptr<std::byte[]> arena_;
   std::byte* arena_aligned_ = nullptr;

@@ -149,6 +149,30 @@ TEST(State, UpdatesPersistAcrossRuns) {
   EXPECT_THROW(exe.run({{"x", Array::from<double>({2}, {1, 2})}, {"t", Array::scalar(i64, 0)}}), UserError);
 }
 
+TEST(State, RunByPositionMatchesRunByName) {
+  ir::Graph g;
+  ir::Value acc = g.add_input("acc", Type{f64, {2}});
+  ir::Value x = g.add_input("x", Type{f64, {2}});
+  ir::Value unused = g.add_input("unused", Type{f64, {5}});
+  (void)unused;
+  ir::Value out = ir::mul(acc, x);
+  Executable exe = compile(g, {out.id}, {{acc.id, ir::add(acc, x).id}});
+  exe.set_state("acc", Array::from<double>({2}, {1, 1}));
+  const Array xv = Array::from<double>({2}, {2, 3});
+  const Array* given[] = {nullptr, &xv, nullptr};  // state and the unneeded input: null
+  EXPECT_DOUBLE_EQ(exe.run_by_position(given)[0].at(1), 3.0);
+  EXPECT_DOUBLE_EQ(exe.run({{"x", xv}})[0].at(1), 4.0 * 3.0);  // acc was updated to [3,4]
+  const Array* missing[] = {nullptr, nullptr, nullptr};
+  EXPECT_THROW(exe.run_by_position(missing), UserError);
+  const Array* state_given[] = {&xv, &xv, nullptr};
+  EXPECT_THROW(exe.run_by_position(state_given), UserError);
+  const Array* too_few[] = {nullptr, &xv};
+  EXPECT_THROW(exe.run_by_position(too_few), UserError);
+  const Array wrong = Array::zeros(Type{f32, {2}});
+  const Array* wrong_type[] = {nullptr, &wrong, nullptr};
+  EXPECT_THROW(exe.run_by_position(wrong_type), UserError);
+}
+
 TEST(State, TypeOfUpdateMustMatch) {
   ir::Graph g;
   ir::Value s = g.add_input("s", Type{f64, {2}});
