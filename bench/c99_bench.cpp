@@ -1,6 +1,6 @@
 // The C99 backend against the interpreter, libtorch and OpenBLAS, one process:
-//   (a) MLP 784-128-10 forward, batch 1, 1 thread everywhere: median latency, C99 JIT vs
-//       interpreter vs libtorch (torch::InferenceMode)
+//   (a) MLP 784-128-10 forward, batch 1, 1 thread everywhere: median latency, C99 JIT (weights
+//       bound, and frozen in) vs interpreter vs libtorch (torch::InferenceMode)
 //   (b) the MLP training step (batch 128, Adam, one graph) at 1 and 2 threads: C99 JIT vs
 //       interpreter vs libtorch
 //   (c) square f32 GEMM 256/512/1024, all threads: GFLOP/s of the standalone export's own
@@ -60,12 +60,15 @@ Array randn(Shape s, std::uint64_t seed) {
   return a;
 }
 
-double forward_ms(Backend b, int iters) {
+// frozen: nn::compile_frozen (weights are constants, transposed once at compile time);
+// otherwise the weights are bound inputs (nn::compile_with_parameters).
+double forward_ms(Backend b, int iters, bool frozen = false) {
   Mlp model;
   Graph g;
   nn::bind(model, g, 0);
   Tensor x = g.input("x", f32, {1, 784});
-  Executable exe = nn::compile_with_parameters(g, {model(x)}, nn::parameters(model, true), b);
+  Executable exe = frozen ? nn::compile_frozen(g, {model(x)}, model, b)
+                          : nn::compile_with_parameters(g, {model(x)}, nn::parameters(model, true), b);
   Array xv = randn({1, 784}, 1);
   return bench::median_ms([&] { exe.run({{"x", xv}}); }, 50, iters);
 }
@@ -152,11 +155,13 @@ int main(int argc, char** argv) {
     std::printf("(a) MLP 784-128-10 forward, batch 1, 1 thread everywhere (median of %d)\n", iters);
     set_threads(1);
     const double fi = forward_ms(Backend::interpreter, iters), fc = forward_ms(Backend::c99, iters);
+    const double ff = forward_ms(Backend::c99, iters, /*frozen=*/true);
     std::printf("    interpreter %8.4f ms   c99 %8.4f ms   c99/interpreter %.3f\n", fi, fc, fc / fi);
+    std::printf("    c99 frozen (nn::compile_frozen) %8.4f ms\n", ff);
 #if MG_BENCH_TORCH
     const double ft = bench::torch_mlp_forward_ms(1, 50, iters);
-    std::printf("    libtorch (InferenceMode, 1 thread) %8.4f ms   c99/libtorch %.3f   interpreter/libtorch %.3f\n", ft,
-                fc / ft, fi / ft);
+    std::printf("    libtorch (InferenceMode, 1 thread) %8.4f ms   c99/libtorch %.3f   c99 frozen/libtorch %.3f   "
+                "interpreter/libtorch %.3f\n", ft, fc / ft, ff / ft, fi / ft);
 #else
     std::printf("    libtorch: not found at configure time (scripts/bench.sh installs libtorch-dev)\n");
 #endif

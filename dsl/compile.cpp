@@ -61,6 +61,7 @@ void Executable::bind(std::string name, Array value) {
 
 std::size_t Executable::peak_bytes() const { return impl_->peak_bytes(); }
 std::size_t Executable::num_steps() const { return impl_->num_steps(); }
+std::string Executable::source_path() const { return impl_->source_path(); }
 std::string Executable::ir_text() const { return ir::to_text(*graph_, impl_->outputs()); }
 
 Executable compile(const Graph& g, std::vector<Tensor> outputs, Backend backend) {

@@ -50,6 +50,7 @@ class Executable {
 
   std::size_t peak_bytes() const;  // intermediate buffer bytes at the worst point
   std::size_t num_steps() const;   // op nodes executed per run
+  std::string source_path() const;  // Backend::c99: the generated C source; "" otherwise
   std::string ir_text() const;     // the IR of what runs (outputs' cone only)
 
  private:

@@ -1,6 +1,8 @@
 // Constant folding with the registry's kernels; see fold.hpp.
 #include "passes/fold.hpp"
 
+#include <algorithm>
+
 #include "ir/op_registry.hpp"
 #include "passes/dce.hpp"
 #include "passes/rewriter.hpp"
@@ -11,13 +13,15 @@ std::unique_ptr<ir::Graph> fold_constants(const ir::Graph& g, FoldOptions option
   bool folded = false;
   GraphRewriter rw([&](GraphRewriter& r, const ir::Node& n, std::span<const ir::Value> ins) -> ir::Value {
     if (n.kind != ir::NodeKind::op || n.op->traits.random || !n.regions.empty() || !n.op->kernel) return {};
-    if (n.type.numel() > options.max_elements) return {};
     std::vector<const Array*> args;
+    std::int64_t largest_operand = 0;
     for (const ir::Value& v : ins) {
       const ir::Node& in = v.node();
       if (in.kind != ir::NodeKind::constant) return {};
       args.push_back(in.literal.get());
+      largest_operand = std::max(largest_operand, in.type.numel());
     }
+    if (n.type.numel() > std::max(options.max_elements, largest_operand)) return {};
     Array out(n.type);
     try {
       n.op->kernel(ir::KernelArgs{args, n, out, nullptr});

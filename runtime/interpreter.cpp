@@ -215,6 +215,7 @@ std::vector<std::string> Executable::state_names() const {
 std::size_t Executable::peak_bytes() const {
   return impl_->native ? impl_->native->module().peak_bytes : impl_->plan.peak_live_bytes;
 }
+std::string Executable::source_path() const { return impl_->native ? impl_->native->source_path() : std::string(); }
 std::size_t Executable::num_steps() const {
   return impl_->native ? impl_->native->module().num_kernels : impl_->plan.steps.size();
 }

@@ -53,6 +53,8 @@ class Executable {
   // liveness; inputs, constants and returned outputs not counted).
   std::size_t peak_bytes() const;
   std::size_t num_steps() const;  // op nodes executed per run
+  // Backend::c99: the generated C source the module was compiled from; "" otherwise.
+  std::string source_path() const;
   const ir::Graph& graph() const;
   const std::vector<ir::NodeId>& outputs() const;
 

@@ -85,4 +85,18 @@ Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, 
   return compile_with_parameters(g, std::move(outputs), parameters(model, /*include_buffers=*/true), backend);
 }
 
+// An executable for inference with the parameters' current values frozen in as constants
+// (like torch.jit.freeze), optimized by `passes`: what depends only on parameters is
+// computed once, at compile time (a Linear's transposed weight, say, so a batch-1
+// forward streams the weights in the order they are stored). Later changes to the
+// parameters are not seen: compile again. Constants stay out of the C99 backend's source.
+Executable compile_frozen(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params,
+                          Backend backend = Backend::interpreter,
+                          std::string_view passes = passes::kDefaultPipeline);
+template <class M>
+Executable compile_frozen(const Graph& g, std::vector<Tensor> outputs, M& model, Backend backend = Backend::interpreter,
+                          std::string_view passes = passes::kDefaultPipeline) {
+  return compile_frozen(g, std::move(outputs), parameters(model, /*include_buffers=*/true), backend, passes);
+}
+
 }  // namespace mg::nn

@@ -135,6 +135,7 @@ std::vector<Array> NativeRunner::run(std::span<const Array* const> given, std::v
       case ArgKind::input: args_.push_back(const_cast<void*>(given[input_position_[input++]]->raw())); break;
       case ArgKind::output: args_.push_back(outs.emplace_back(a.type).raw()); break;
       case ArgKind::state_in: args_.push_back(state_values[state_in++].raw()); break;
+      case ArgKind::constant: args_.push_back(const_cast<void*>(graph_->node(a.node).literal->raw())); break;
       case ArgKind::state_out: {
         Array& spare = spare_[next.size()];
         const bool reuse = spare.sole_owner() && spare.type() == a.type;

@@ -43,6 +43,7 @@ class NativeRunner {
   // on success). Returns the outputs.
   std::vector<Array> run(std::span<const Array* const> given, std::vector<Array>& state_values) const;
   const Module& module() const { return module_; }
+  const std::string& source_path() const { return native_->source_path(); }
 
  private:
   const ir::Graph* graph_;

@@ -30,6 +30,9 @@ constexpr const char* kF2I64 =
     "  if (s < -9223372036854775808.0) return INT64_MIN;\n"
     "  return (int64_t)s;\n}\n";
 
+// The JIT passes constants with more elements by pointer (see ArgKind::constant).
+constexpr std::int64_t kMaxEmbeddedConstant = 64;
+
 std::string unique(std::set<std::string>& used, std::string s) {
   std::string base = s;
   for (int k = 1; !used.insert(s).second; ++k) s = base + "_" + std::to_string(k);
@@ -80,6 +83,14 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
     state_arg.push_back(m.args.size());
     m.args.push_back({ArgKind::state_out, in.name, unique(names, "next_" + c_identifier(in.name)), in.type, state[j].update});
   }
+  std::vector<std::size_t> constant_arg(n, 0);  // JIT: constant node -> its Arg (0: embedded)
+  if (!opt.standalone)
+    for (ir::NodeId id = 0; id < n; ++id) {
+      const ir::Node& nd = g.node(id);
+      if (!live[id] || nd.kind != ir::NodeKind::constant || nd.type.numel() <= kMaxEmbeddedConstant) continue;
+      constant_arg[id] = m.args.size();
+      m.args.push_back({ArgKind::constant, "%" + std::to_string(id), unique(names, "const_" + std::to_string(id)), nd.type, id});
+    }
 
   // With embedded weights, whatever depends only on them and on constants (a weight's
   // transpose, say) is computed now, by the interpreter, and emitted as a constant.
@@ -157,6 +168,10 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
         }
         break;
       case Home::constant:
+        if (constant_arg[id]) {
+          w.line("const " + T + "* const " + v + " = " + m.args[constant_arg[id]].c_name + ";");
+          break;
+        }
         statics += ir::c_array("mg_c" + std::to_string(id), folded[id] ? folded_value[id] : *nd.literal);
         (folded[id] ? m.weight_bytes : m.constant_bytes) += nd.type.nbytes();
         w.line("const " + T + "* const " + v + " = mg_c" + std::to_string(id) + ";");
@@ -197,7 +212,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   // The signature.
   std::string params;
   for (auto& a : m.args) {
-    const bool in = a.kind == ArgKind::input || a.kind == ArgKind::state_in;
+    const bool in = a.kind == ArgKind::input || a.kind == ArgKind::state_in || a.kind == ArgKind::constant;
     params += (params.empty() ? "" : ", ") + std::string(in ? "const " : "") + ir::c_type(a.type.dtype) + "* " + a.c_name;
   }
   if (!opt.standalone) params += std::string(params.empty() ? "" : ", ") + "void* arena_";
@@ -206,7 +221,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
 
   std::string doc;
   for (auto& a : m.args) {
-    static const char* kinds[] = {"input", "output", "state (read)", "state (next value)"};
+    static const char* kinds[] = {"input", "output", "state (read)", "state (next value)", "constant"};
     doc += " *   " + a.c_name + ": " + to_string(a.type) + "  " + kinds[static_cast<int>(a.kind)] + " '" + a.name + "'\n";
   }
   const std::string sizes = " * arena " + std::to_string(m.arena_bytes) + " bytes (peak live " + std::to_string(m.peak_bytes) +
@@ -238,7 +253,8 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   if (!opt.standalone) {
     src += "\nint " + m.name + "_call(void* const* args, void* arena) {\n  return " + m.name + "_run(";
     for (std::size_t k = 0; k < m.args.size(); ++k) {
-      const bool in = m.args[k].kind == ArgKind::input || m.args[k].kind == ArgKind::state_in;
+      const bool in = m.args[k].kind == ArgKind::input || m.args[k].kind == ArgKind::state_in ||
+                      m.args[k].kind == ArgKind::constant;
       src += "(" + std::string(in ? "const " : "") + ir::c_type(m.args[k].type.dtype) + "*)args[" + std::to_string(k) + "], ";
     }
     src += "arena);\n}\n";

@@ -30,7 +30,10 @@ struct Options {
   bool fold_constants = true;
 };
 
-enum class ArgKind { input, output, state_in, state_out };
+// constant (the JIT only): a large graph constant the caller passes by pointer (its
+// literal), so the source, and the compiled module's cache key, do not depend on the
+// values (a frozen model's weights: recompiling after retraining hits the cache).
+enum class ArgKind { input, output, state_in, state_out, constant };
 
 // One parameter of the entry function, in order.
 struct Arg {
@@ -38,7 +41,7 @@ struct Arg {
   std::string name;    // graph input / output / state name
   std::string c_name;  // the C parameter
   Type type;
-  ir::NodeId node;     // the input node, the output node, or the state's update node
+  ir::NodeId node;     // the input node, the output node, the state's update node, or the constant
 };
 
 struct Module {

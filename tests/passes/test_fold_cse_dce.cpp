@@ -145,6 +145,18 @@ TEST(Fold, SkipsRandomOpsAndHugeResults) {
   EXPECT_EQ(capped->node(capped->outputs[1]).kind, ir::NodeKind::constant);
 }
 
+TEST(Fold, FoldsHugeResultsNoLargerThanAnOperand) {
+  // A frozen weight's transpose is computed once however big; growing it is not.
+  ir::Graph g;
+  ir::Value w = g.add_constant(Array::full(Type{f32, {512, 256}}, 1.0));
+  ir::Value wt = ir::permute(w, {1, 0});
+  ir::Value grown = ir::broadcast_to(w, {2, 512, 256});
+  g.outputs = {wt.id, grown.id};
+  auto h = passes::fold_constants(g);
+  EXPECT_EQ(h->node(h->outputs[0]).kind, ir::NodeKind::constant);
+  EXPECT_EQ(h->node(h->outputs[1]).op_name(), "broadcast_to");
+}
+
 TEST(Fold, LeavesKernelErrorsToTheRun) {
   ir::Graph g;
   ir::Value x = g.add_constant(Array::from<double>({3}, {1, 2, 3}));
