@@ -49,6 +49,10 @@ struct KernelArgs {
   const Node& node;
   Array& out;  // allocated with node.type before the call
   const RegionRunner* run_region = nullptr;
+  // Empty, or per operand: how in[k] is read (OpDef::kernel_reads_view accepted it). A
+  // non-contiguous entry means in[k] is the view node's operand, not a buffer of the
+  // node's operand type: take operand types from the graph, not from in[k].
+  std::span<const CView> in_views = {};
 };
 
 struct VjpArgs {
@@ -98,6 +102,12 @@ struct OpDef {
   VjpFn vjp;
   std::string not_differentiable;  // why vjp is empty, when it is
   EmitC emit_c;  // C99: an elementwise expression or a loop nest (ir/emit_c.hpp); `none` says why not
+  // Whether `kernel` reads operand `operand` through `view` (a view node's strides over its
+  // own operand, EmitC::view) in place of a materialised copy. When every consumer of a
+  // view node accepts its view, the interpreter never runs that node (a Linear's weight.T
+  // is not copied per run: the GEMM reads it transposed). Empty: no views.
+  std::function<bool(const Node& node, std::size_t operand, const CView& view, std::span<const Type> in)>
+      kernel_reads_view;
   // Ops that own regions: checks the node's regions against its inputs, attrs and type
   // (throws TypeRuleError); the verifier calls it. Empty for ops without regions.
   std::function<void(const Node& node, std::span<const Type> in)> check_regions;

@@ -9,6 +9,7 @@
 #include "ir/op_registry.hpp"
 #include "ir/verifier.hpp"
 #include "runtime/memory_plan.hpp"
+#include "runtime/view_plan.hpp"
 #include "runtime/c99/jit.hpp"
 
 namespace mg::rt {
@@ -25,6 +26,7 @@ struct Executable::Impl {
   mutable std::vector<Array> spare;
   std::vector<std::int32_t> state_of_update;  // node -> state entry it updates, or -1
   std::vector<bool> is_state;                  // node -> it is a state input
+  ViewPlan views;                       // transposes the kernels read in place
   MemoryPlan plan;                      // planned for outputs + state updates
   std::vector<bool> live;               // nodes one run needs (computed once, not per run)
   mutable std::mutex mu;                 // slots are shared state between runs
@@ -35,7 +37,8 @@ struct Executable::Impl {
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), state_values(state.size()), spare(state.size()),
         state_of_update(g.size(), -1), is_state(g.size(), false),
-        plan(plan_memory(g, planned_outputs(outputs, state))),
+        views(plan_views(g, planned_outputs(outputs, state))),
+        plan(plan_memory(g, planned_outputs(outputs, state), views.viewed)),
         live(g.reachable_from(planned_outputs(outputs, state))) {
     for (std::size_t i = 0; i < state.size(); ++i) {
       state_of_update[state[i].update] = static_cast<std::int32_t>(i);
@@ -151,13 +154,13 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       vals[n.id] = buf;
     }
     in_ptrs.clear();
-    for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[in]);
+    for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[views.viewed[in] ? g.node(in).inputs[0] : in]);
     if (!n.regions.empty()) {
       run_region = [this, &n](std::size_t r, std::span<const Array> args) {
         return region(*n.regions.at(r)).run(args, nullptr);
       };
     }
-    ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region};
+    ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region, views.in_views[n.id]};
     try {
       n.op->kernel(args);
     } catch (const UserError& e) {

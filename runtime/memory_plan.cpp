@@ -12,20 +12,23 @@ std::size_t MemoryPlan::arena_bytes() const {
   return s;
 }
 
-MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs) {
+MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, const std::vector<bool>& viewed) {
   MemoryPlan p;
   std::vector<bool> live = g.reachable_from(outputs);
   std::vector<bool> is_output(g.size(), false);
   for (auto o : outputs) is_output[o] = true;
+  const auto is_viewed = [&](ir::NodeId id) { return !viewed.empty() && viewed[id]; };
+  // What a read of `in` reads: a view node's operand.
+  const auto source = [&](ir::NodeId in) { return is_viewed(in) ? g.node(in).inputs[0] : in; };
 
   for (ir::NodeId id = 0; id < g.size(); ++id)
-    if (live[id] && g.node(id).kind == ir::NodeKind::op) p.steps.push_back(id);
+    if (live[id] && g.node(id).kind == ir::NodeKind::op && !is_viewed(id)) p.steps.push_back(id);
 
   // Last step that reads each node.
   constexpr std::size_t kNever = ~std::size_t{0};
   std::vector<std::size_t> last_use(g.size(), kNever);
   for (std::size_t s = 0; s < p.steps.size(); ++s)
-    for (ir::NodeId in : g.node(p.steps[s]).inputs) last_use[in] = s;
+    for (ir::NodeId in : g.node(p.steps[s]).inputs) last_use[source(in)] = s;
 
   p.slot_of.assign(g.size(), MemoryPlan::kNoSlot);
   p.release_after.resize(p.steps.size());
@@ -52,7 +55,8 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& output
     }
     // Inputs whose last reader is this step die now (the result was placed first, so a
     // kernel never writes into a buffer it reads).
-    for (ir::NodeId in : n.inputs) {
+    for (ir::NodeId read : n.inputs) {
+      const ir::NodeId in = source(read);
       if (last_use[in] != s || p.slot_of[in] == MemoryPlan::kNoSlot) continue;
       auto& rel = p.release_after[s];
       if (std::find(rel.begin(), rel.end(), in) == rel.end()) rel.push_back(in);

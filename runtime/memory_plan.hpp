@@ -20,6 +20,9 @@ struct MemoryPlan {
   std::size_t arena_bytes() const;          // sum of slot capacities
 };
 
-MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs);
+// `viewed` (empty, or per node): view nodes that never run; their consumers read the view
+// node's operand in place (OpDef::kernel_reads_view), so that operand lives until they ran.
+MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
+                       const std::vector<bool>& viewed = {});
 
 }  // namespace mg::rt

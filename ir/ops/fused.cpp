@@ -334,8 +334,8 @@ using fused::BodyRole;
 using fused::kTile;
 
 BodyPlan checked_plan(const KernelArgs& k) {
-  std::vector<Type> in_types;
-  for (const Array* a : k.in) in_types.push_back(a->type());
+  std::vector<Type> in_types;  // the operands' types (a view's buffer has another shape)
+  for (NodeId param : k.node.regions[0]->inputs()) in_types.push_back(k.node.regions[0]->node(param).type);
   try {
     return fused::analyze(k.node, in_types);
   } catch (const TypeRuleError& e) {
@@ -343,6 +343,8 @@ BodyPlan checked_plan(const KernelArgs& k) {
   }
   return {};
 }
+
+std::size_t operand_of(const Graph& body, NodeId id);
 
 void fused_kernel(const KernelArgs& k) {
   const Node& n = k.node;
@@ -357,7 +359,10 @@ void fused_kernel(const KernelArgs& k) {
     const auto& params = body.inputs();
     auto param = [&](NodeId x) { return k.in[static_cast<std::size_t>(std::find(params.begin(), params.end(), x) - params.begin())]; };
     const Array* ops[2] = {param(mm.inputs[0]), param(mm.inputs[1])};  // matmul operands are parameters
-    mm.op->kernel(KernelArgs{ops, mm, k.out, nullptr});
+    CView views[2];  // the prologue alone reads a view operand (fused_reads_view)
+    if (!k.in_views.empty())
+      for (std::size_t j = 0; j < 2; ++j) views[j] = k.in_views[operand_of(body, mm.inputs[j])];
+    mm.op->kernel(KernelArgs{ops, mm, k.out, nullptr, k.in_views.empty() ? std::span<const CView>{} : views});
   }
   if (total == 0) return;
 
@@ -424,6 +429,17 @@ bool fused_reads_view_at(const Node& n, std::size_t operand) {
   return true;
 }
 
+// The interpreter: a view the matmul prologue alone reads, and the GEMM takes in place.
+bool fused_reads_view(const Node& n, std::size_t operand, const CView& v, std::span<const Type> in) {
+  if (!fused_reads_view_at(n, operand)) return false;
+  const Node& mm = *prologue_matmul(n);
+  const Graph& body = *n.regions[0];
+  const NodeId param = body.inputs().at(operand);
+  const std::vector<Type> mm_in{body.node(mm.inputs[0]).type, body.node(mm.inputs[1]).type};
+  const std::size_t which = mm.inputs[0] == param ? 0 : 1;
+  return mm.inputs[0] != mm.inputs[1] && mm.op->kernel_reads_view(mm, which, v, mm_in) && in[operand] == mm_in[which];
+}
+
 // The matmul prologue's GEMM scratch (packed panels), planned in the arena per step.
 std::int64_t fused_scratch(const Node& n, std::span<const Type>) {
   const Node* mm = prologue_matmul(n);
@@ -486,6 +502,7 @@ void register_fused_ops() {
   d.kernel = fused_kernel;
   d.emit_c = c_loops(fused_c);
   d.emit_c.reads_view_at = fused_reads_view_at;
+  d.kernel_reads_view = fused_reads_view;
   d.emit_c.scratch = fused_scratch;
   d.not_differentiable = "fusion runs after grad: differentiate the unfused graph";
   d.test.grad_order = 0;

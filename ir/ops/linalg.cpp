@@ -31,17 +31,26 @@ MatmulDims matmul_dims(const Node& node, const Array& a, const Array& b) {
   return d;
 }
 
+// Which operands are read transposed (their buffers hold the [..., k, m] / [..., n, k]
+// matrices: a transpose view the interpreter did not materialise).
+struct Transposed {
+  bool a = false, b = false;
+};
+
 // C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.
-void gemm(const float* a, const float* b, float* c, const MatmulDims& d) {
+void gemm(const float* a, const float* b, float* c, const MatmulDims& d, Transposed t) {
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  cblas_sgemm(CblasRowMajor, t.a ? CblasTrans : CblasNoTrans, t.b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+              t.a ? m : k, b, t.b ? k : n, 0.0f, c, n);
 }
-void gemm(const double* a, const double* b, double* c, const MatmulDims& d) {
+void gemm(const double* a, const double* b, double* c, const MatmulDims& d, Transposed t) {
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
+  cblas_dgemm(CblasRowMajor, t.a ? CblasTrans : CblasNoTrans, t.b ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
+              t.a ? m : k, b, t.b ? k : n, 0.0, c, n);
 }
-// i64: i-k-j order (contiguous inner loop over B's and C's rows); wraps on overflow.
-void gemm(const std::int64_t* a, const std::int64_t* b, std::int64_t* c, const MatmulDims& d) {
+// i64: i-k-j order (contiguous inner loop over B's and C's rows); wraps on overflow. Reads
+// no views (kernel_reads_view says so for integers).
+void gemm(const std::int64_t* a, const std::int64_t* b, std::int64_t* c, const MatmulDims& d, Transposed) {
   const std::int64_t m = d.m, k = d.k, n = d.n;
 #pragma omp parallel for schedule(static) if (m * n * k >= (1 << 16))
   for (std::int64_t i = 0; i < m; ++i) {
@@ -55,9 +64,35 @@ void gemm(const std::int64_t* a, const std::int64_t* b, std::int64_t* c, const M
   }
 }
 
+// A view that reads a contiguous buffer with the last two axes swapped (a batch of
+// transposed matrices, which BLAS reads in place); `shape` is the view's own.
+bool is_matrix_transpose(const CView& v, const Shape& shape) {
+  const std::size_t r = shape.size();
+  if (r < 2 || v.offset != 0 || v.strides.size() != r) return false;
+  if (v.strides[r - 2] != 1 || v.strides[r - 1] != shape[r - 2]) return false;
+  std::int64_t s = shape[r - 2] * shape[r - 1];
+  for (std::size_t i = r - 2; i-- > 0;) {
+    if (shape[i] != 1 && v.strides[i] != s) return false;
+    s *= shape[i];
+  }
+  return true;
+}
+
+bool matmul_reads_view(const Node&, std::size_t operand, const CView& v, std::span<const Type> in) {
+  return operand < 2 && is_float(in[operand].dtype) && is_matrix_transpose(v, in[operand].shape);
+}
+
+Shape swap_last_two(Shape s) {
+  std::swap(s[s.size() - 1], s[s.size() - 2]);
+  return s;
+}
+
 void matmul_kernel(const KernelArgs& args) {
-  const Array& a = *args.in[0];
-  const Array& b = *args.in[1];
+  const auto transposed = [&](std::size_t k) { return k < args.in_views.size() && !args.in_views[k].contiguous(); };
+  const Transposed t{transposed(0), transposed(1)};
+  // A transposed operand's buffer is the view node's operand: its matrices are [.., k, m].
+  const Array a = t.a ? args.in[0]->reshaped(swap_last_two(args.in[0]->shape())) : *args.in[0];
+  const Array b = t.b ? args.in[1]->reshaped(swap_last_two(args.in[1]->shape())) : *args.in[1];
   const MatmulDims d = matmul_dims(args.node, a, b);
   if (args.out.numel() == 0) return;
   if (d.k == 0) {  // empty sum: BLAS rejects lda = 0, and the answer is zeros anyway
@@ -73,7 +108,7 @@ void matmul_kernel(const KernelArgs& args) {
       const T* pb = b.data<T>();
       T* pc = args.out.data<T>();
       for (std::int64_t i = 0; i < d.batch; ++i)
-        gemm(pa + i * d.m * d.k, pb + i * d.k * d.n, pc + i * d.m * d.n, d);
+        gemm(pa + i * d.m * d.k, pb + i * d.k * d.n, pc + i * d.m * d.n, d, t);
     }
   });
 }
@@ -406,6 +441,7 @@ void register_linalg_ops() {
   mm.arity = 2;
   mm.infer = matmul_infer;
   mm.kernel = matmul_kernel;
+  mm.kernel_reads_view = matmul_reads_view;  // transposes go to BLAS in place
   mm.emit_c = c_loops(matmul_c);
   mm.emit_c.reads_views = true;  // strided operands (transposes) go to the GEMM in place
   mm.emit_c.scratch = matmul_scratch;

@@ -1,0 +1,49 @@
+// Which view nodes consumers read in place; see view_plan.hpp.
+#include "runtime/view_plan.hpp"
+
+#include <utility>
+
+#include "ir/op_registry.hpp"
+
+namespace mg::rt {
+
+ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots) {
+  const std::size_t n = g.size();
+  ViewPlan p{std::vector<bool>(n, false), std::vector<std::vector<ir::CView>>(n)};
+  const std::vector<bool> live = g.reachable_from(roots);
+  std::vector<bool> root(n, false);
+  for (ir::NodeId r : roots) root[r] = true;
+  std::vector<std::vector<std::pair<ir::NodeId, std::size_t>>> readers(n);  // (consumer, operand)
+  for (ir::NodeId id = 0; id < n; ++id)
+    if (live[id] && g.node(id).kind == ir::NodeKind::op)
+      for (std::size_t k = 0; k < g.node(id).inputs.size(); ++k) readers[g.node(id).inputs[k]].emplace_back(id, k);
+
+  const auto input_types = [&](const ir::Node& nd) {
+    std::vector<Type> t;
+    for (ir::NodeId in : nd.inputs) t.push_back(g.node(in).type);
+    return t;
+  };
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (!live[id] || root[id] || readers[id].empty() || nd.kind != ir::NodeKind::op || !nd.op->emit_c.view ||
+        nd.inputs.size() != 1 || !nd.regions.empty() || p.viewed[nd.inputs[0]])
+      continue;
+    const auto view = nd.op->emit_c.view(nd, input_types(nd));
+    if (!view || view->contiguous()) continue;
+    bool all_read_it = true;
+    for (auto [c, k] : readers[id]) {
+      const ir::Node& consumer = g.node(c);
+      all_read_it = all_read_it && consumer.op->kernel_reads_view &&
+                    consumer.op->kernel_reads_view(consumer, k, *view, input_types(consumer));
+    }
+    if (!all_read_it) continue;
+    p.viewed[id] = true;
+    for (auto [c, k] : readers[id]) {
+      p.in_views[c].resize(g.node(c).inputs.size());
+      p.in_views[c][k] = *view;
+    }
+  }
+  return p;
+}
+
+}  // namespace mg::rt

@@ -1,0 +1,21 @@
+// View nodes the interpreter never runs: a transpose (or another EmitC::view node) whose
+// every consumer's kernel reads the view in place (OpDef::kernel_reads_view) is skipped,
+// and those consumers get its operand's buffer with the view (KernelArgs::in_views). A
+// Linear's weight.T and the backward pass's x.T are then not copied on every run. Roots
+// (outputs, state updates) are always materialised; views of views are not formed.
+#pragma once
+#include <vector>
+
+#include "ir/emit_c.hpp"
+#include "ir/graph.hpp"
+
+namespace mg::rt {
+
+struct ViewPlan {
+  std::vector<bool> viewed;                    // per node: a view node that never runs
+  std::vector<std::vector<ir::CView>> in_views;  // per node: empty, or one per operand
+};
+
+ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots);
+
+}  // namespace mg::rt
