@@ -28,6 +28,8 @@ const PassEntry kPasses[] = {
     {"grad", "append d(output)/d(input) for every float input (one scalar float output)", differentiate_inputs},
     {"rewrite", "apply the proven rewrite rules (strict: exact ones only) to a fixed point",
      [](const ir::Graph& g) { return rewrite(g).graph; }},
+    {"rewrite-fast", "the same with `real` rules too (fast-math: equal over the reals, not bit for bit)",
+     [](const ir::Graph& g) { return rewrite(g, {}, {.mode = RewriteMode::fast_math}).graph; }},
     {"fold", "evaluate constant subgraphs with the registry kernels", [](const ir::Graph& g) { return fold_constants(g); }},
     {"cse", "merge identical nodes (hash-consing)", eliminate_common_subexpressions},
     {"fuse", "fuse elementwise chains (+ broadcasts, matmul prologues) into single-loop nodes", fuse_elementwise},

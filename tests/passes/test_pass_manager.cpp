@@ -51,7 +51,7 @@ TEST(Pipeline, ReportsBadSpecsWithTheColumn) {
       << message("fold, ");
   EXPECT_NE(message("fold cse").find("column 6: expected ',' or the end, got 'c'"), std::string::npos) << message("fold cse");
   EXPECT_NE(message("1fold").find("column 1: expected a pass name, got '1'"), std::string::npos) << message("1fold");
-  EXPECT_NE(message("fold,fusion").find("column 6: unknown pass 'fusion' (known: grad, rewrite, fold, cse, fuse, dce)"),
+  EXPECT_NE(message("fold,fusion").find("column 6: unknown pass 'fusion' (known: grad, rewrite, rewrite-fast, fold, cse, fuse, dce)"),
             std::string::npos)
       << message("fold,fusion");
   EXPECT_NE(message("fold;").find("column 5: expected ',' or the end, got ';'"), std::string::npos) << message("fold;");
@@ -84,6 +84,24 @@ TEST(Pipeline, RewriteRunsInPipelinesAndKeepsResults) {
         want, testing::run_outputs(*passes::run_pipeline(*r.g, "rewrite,fold,cse,fuse,dce").graph, r.inputs),
         "rewrite,fold,cse,fuse,dce, seed " + std::to_string(seed));
   }
+}
+
+TEST(Pipeline, RewriteFastAppliesRealRules) {
+  // The backward pass's dW = (x.T @ g).T becomes g.T @ x (rule "transpose-matmul-transpose",
+  // real: a BLAS may sum in another order): no transpose of the product is copied.
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {5, 4}});
+  ir::Value d = g.add_input("g", Type{f64, {5, 3}});
+  ir::Value dw = ir::transpose_last2(ir::matmul(ir::transpose_last2(x), d));
+  g.outputs = {dw.id};
+  const auto strict = passes::run_pipeline(g, "rewrite").graph;
+  const auto fast = passes::run_pipeline(g, "rewrite-fast").graph;
+  EXPECT_EQ(testing::count_op(*strict, "permute"), 2u) << ir::to_text(*strict);
+  EXPECT_EQ(testing::count_op(*fast, "permute"), 1u) << ir::to_text(*fast);  // g.T, read in place by the GEMM
+  EXPECT_EQ(fast->node(fast->outputs[0]).op_name(), "matmul");
+  const rt::Bindings in{{"x", testing::randn(Type{f64, {5, 4}}, 1)}, {"g", testing::randn(Type{f64, {5, 3}}, 2)}};
+  const auto want = testing::run_outputs(g, in), got = testing::run_outputs(*fast, in);
+  for (std::int64_t i = 0; i < 12; ++i) EXPECT_NEAR(got[0].at(i), want[0].at(i), 1e-12);
 }
 
 TEST(Pipeline, GradAppendsInputGradients) {
