@@ -74,6 +74,31 @@ void scan(const T* row, I base, std::int64_t sw, std::int64_t j0, std::int64_t j
   }
 }
 
+// for_window_argmax for 2x2 windows at stride 2 that all lie inside the plane (the usual
+// CNN pooling). The sequential rule over a, b, c, d (row-major) equals the tree
+// pick(pick(a, b), pick(c, d)) with pick(x, y) = y when y > x or y is NaN: first maximum,
+// last NaN, either way. Written without branches or blends on each output row so that
+// compilers vectorise it (the element-by-element scan spent ~30 cycles per window).
+template <class T, class I, class F>
+void for_window_argmax_2x2(const PoolGeom& g, const T* plane, T* best_v, I* best_i, F f) {
+  const I W = static_cast<I>(g.W);
+  for (std::int64_t i = 0; i < g.Ho; ++i) {
+    const T* r0 = plane + 2 * i * g.W;
+    const T* r1 = r0 + g.W;
+    const I base = static_cast<I>(2 * i * g.W);
+    for (std::int64_t j = 0; j < g.Wo; ++j) {
+      const T a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
+      const bool tb = (b > a) | (b != b), td = (d > c) | (d != d);
+      const T m1 = tb ? b : a, m2 = td ? d : c;
+      const I i1 = tb ? I{1} : I{0}, i2 = td ? W + 1 : W;
+      const bool t = (m2 > m1) | (m2 != m2);
+      best_v[j] = t ? m2 : m1;
+      best_i[j] = static_cast<I>(base + 2 * j) + (t ? i2 : i1);
+    }
+    for (std::int64_t j = 0; j < g.Wo; ++j) f(i * g.Wo + j, best_i[j]);
+  }
+}
+
 // Calls f(window index, flat argmax index in the plane) for every output window: the one
 // routing rule shared by max pooling, its gradient and its select (so ties agree). The
 // argmax is each window's first maximum in row-major order, a NaN always winning.
@@ -88,6 +113,8 @@ void for_window_argmax(const PoolGeom& g, const T* plane, F f) {
   thread_local std::vector<I> best_i;
   best_v.resize(static_cast<std::size_t>(g.Wo));
   best_i.resize(static_cast<std::size_t>(g.Wo));
+  if (g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && 2 * g.Ho <= g.H && 2 * g.Wo <= g.W)
+    return for_window_argmax_2x2<T, I>(g, plane, best_v.data(), best_i.data(), f);
   for (std::int64_t i = 0; i < g.Ho; ++i) {
     const Window rows = window(g, i, 0);  // rows are the same along the output row
     for (std::int64_t j = 0; j < g.Wo; ++j) {
