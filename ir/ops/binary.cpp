@@ -38,9 +38,14 @@ void compare_kernel(const KernelArgs& k, F f) {
   auto* o = k.out.data<std::uint8_t>();
   visit_dtype(k.in[0]->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* a = k.in[0]->data<T>();
-    const T* b = k.in[1]->data<T>();
-    kernels::parallel_for<true>(n, [&](std::int64_t i) { o[i] = f(a[i], b[i]); });
+    // Local restrict pointers, not a captured reference: a byte store may alias anything,
+    // so through a reference the compiler reloaded `o` per element and did not vectorise
+    // (the relu mask's `gt` ran 4x slower than an add).
+    const T* __restrict a = k.in[0]->data<T>();
+    const T* __restrict b = k.in[1]->data<T>();
+    std::uint8_t* __restrict out = o;
+#pragma omp parallel for simd if (n >= kernels::kParallelMin)
+    for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
   });
 }
 
