@@ -430,6 +430,9 @@ void register_creation_ops() {
       "convert to `dtype`: to bool is x != 0; float to i64 truncates toward zero (saturating, "
       "NaN -> 0); bool to numbers is 0/1; gradient only float -> float";
   cast_op.attrs = {{"dtype", AttrKind::dtype, std::nullopt}};
+  cast_op.traits.elementwise = true;  // fuses: the relu mask gt -> cast -> mul is one loop
+  // No Z3 column: the checker works in one value sort at a time and a cast changes it, so
+  // rules over casts are structural (shape rules plus a numeric check).
   cast_op.infer = [](std::span<const Type> in, const Attrs& attrs) {
     return Type{attrs.dtype("dtype"), in[0].shape};
   };

@@ -49,6 +49,24 @@ TEST(Fusion, MatmulBiasActivationBecomesOneNode) {
   }
 }
 
+TEST(Fusion, ReluMaskWithACastIsOneLoop) {
+  // The backward pass of relu: g * cast(x > 0, f32) -- compare, cast, multiply in one node.
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f32, {300, 70}});
+  ir::Value gy = g.add_input("g", Type{f32, {300, 70}});
+  ir::Value mask = ir::cast(ir::binary("gt", x, ir::zeros_like(x)), f32);
+  ir::Value dx = ir::mul(gy, mask);
+  g.outputs = {dx.id};
+  auto f = passes::fuse_elementwise(g);
+  ASSERT_NO_THROW(ir::verify(*f));
+  EXPECT_EQ(count_op(*f, "fused"), 1u) << ir::to_text(*f);
+  EXPECT_EQ(count_op(*f, "cast"), 0u) << ir::to_text(*f);
+  rt::Bindings in{{"x", randn(Type{f32, {300, 70}}, 4)}, {"g", randn(Type{f32, {300, 70}}, 5)}};
+  expect_bit_equal(run_outputs(g, in), run_outputs(*f, in), "relu mask");
+  // The C99 backend's fused loop converts the compare's byte to f32 the same way.
+  expect_bit_equal(run_outputs(g, in), rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(in), "relu mask, C99");
+}
+
 TEST(Fusion, RemovesFullSizeIntermediates) {
   ir::Graph g;
   const Shape s{512, 256};

@@ -37,7 +37,9 @@ std::vector<bool> bool_inputs(const ir::OpDef& op, DType dt) {
 
 TEST(RuleSemantics, EveryElementwiseOpHasAZ3Column) {
   for (const ir::OpDef* d : ir::all_ops()) {
-    if (d->traits.elementwise && d->arity > 0) {
+    // cast: its result is of another value sort than its operand, and Z3 checks one sort
+    // at a time; rules over casts are structural.
+    if (d->traits.elementwise && d->arity > 0 && d->name != "cast") {
       EXPECT_TRUE(static_cast<bool>(d->smt)) << d->name;
     }
   }
