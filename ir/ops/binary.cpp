@@ -44,8 +44,13 @@ void compare_kernel(const KernelArgs& k, F f) {
     const T* __restrict a = k.in[0]->data<T>();
     const T* __restrict b = k.in[1]->data<T>();
     std::uint8_t* __restrict out = o;
-#pragma omp parallel for simd if (n >= kernels::kParallelMin)
-    for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    if (n >= kernels::kParallelMin) {
+#pragma omp parallel for simd
+      for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    } else {  // no OpenMP call at all (fused nodes run this per tile)
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    }
   });
 }
 

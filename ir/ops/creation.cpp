@@ -44,8 +44,12 @@ template <class T, class F>
 void fill_with(Array& out, F f) {
   T* p = out.data<T>();
   const std::int64_t n = out.numel();
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) p[i] = f(i);
+  if (n >= kParallelMin) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) p[i] = f(i);
+  } else {  // no OpenMP call: fused nodes run casts per tile
+    for (std::int64_t i = 0; i < n; ++i) p[i] = f(i);
+  }
 }
 
 void require_shape(const Shape& s) {
