@@ -69,6 +69,7 @@ Value make_op(Graph& g, const OpDef& def, std::vector<Value> inputs, Attrs attrs
   auto n = std::make_unique<Node>();
   n->kind = NodeKind::op;
   n->op = &def;
+  n->inputs.reserve(inputs.size());
   for (const Value& v : inputs) n->inputs.push_back(v.id);
   n->attrs = std::move(attrs);
   n->type = std::move(out);

@@ -17,6 +17,7 @@ Value append_copy(Graph& dst, const Node& old, std::span<const Value> inputs,
   auto n = std::make_unique<Node>();
   n->kind = old.kind;
   n->op = old.op;
+  n->inputs.reserve(inputs.size());  // one allocation, not one per growth step
   for (const Value& v : inputs) {
     MG_ASSERT(v.graph == &dst, "rewriter: operand from another graph");
     n->inputs.push_back(v.id);
