@@ -59,6 +59,24 @@ Value Graph::input(std::string_view name) {
   return it == input_by_name_.end() ? Value{} : Value{this, it->second};
 }
 
+void Graph::retain_live() {
+  const std::vector<bool> live = reachable_from(outputs);
+  std::vector<NodeId> map(nodes_.size(), kNoNode);
+  NodeId kept = 0;
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    Node& n = *nodes_[id];
+    if (n.kind != NodeKind::input && !live[id]) continue;  // freed below or when overwritten
+    for (NodeId& in : n.inputs) in = map[in];
+    n.id = map[id] = kept;
+    if (kept != id) nodes_[kept] = std::move(nodes_[id]);
+    ++kept;
+  }
+  nodes_.resize(kept);
+  for (NodeId& in : inputs_) in = map[in];
+  for (auto& [name, id] : input_by_name_) id = map[id];
+  for (NodeId& o : outputs) o = map[o];
+}
+
 std::vector<bool> Graph::reachable_from(std::span<const NodeId> roots) const {
   std::vector<bool> live(nodes_.size(), false);
   for (NodeId r : roots) live.at(r) = true;

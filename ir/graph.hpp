@@ -59,6 +59,10 @@ class Graph {
 
   // Walk helpers used by passes: a forward walk is `for (id = 0; id < size(); ++id)`.
   std::vector<bool> reachable_from(std::span<const NodeId> roots) const;  // backward cone
+  // Dead-code removal in place: keeps every input and the nodes `outputs` need, in order,
+  // renumbered (operands, inputs and outputs remapped); nodes move, none is copied. For a
+  // pass that owns the graph it built (a copy would allocate every node again).
+  void retain_live();
 
  private:
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "ir/op_registry.hpp"
-#include "passes/dce.hpp"
 #include "passes/rewriter.hpp"
 
 namespace mg::passes {
@@ -35,7 +34,7 @@ std::unique_ptr<ir::Graph> fold_constants(const ir::Graph& g, FoldOptions option
   }, /*only_live=*/true);  // a dead constant subgraph is not worth a kernel run
   auto out = rw.run(g);
   // The operands of a folded node were copied before it folded and are now dead.
-  if (folded) out = eliminate_dead_code(*out);
+  if (folded) out->retain_live();
   return out;
 }
 

@@ -163,3 +163,32 @@ TEST(Registry, EveryFamilyRegistered) {
 
 }  // namespace
 }  // namespace mg::ir
+
+namespace mg::ir {
+namespace {
+
+TEST(Graph, RetainLiveDropsDeadNodesInPlace) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {3}});
+  Value dead1 = exp(x);
+  Value y = g.add_input("y", Type{f64, {3}});
+  Value dead2 = mul(dead1, y);
+  Value live = add(x, y);
+  Value out = neg(live);
+  (void)dead2;
+  g.outputs = {out.id, live.id};
+  const Node* live_node = &g.node(live.id);
+  g.retain_live();
+  ASSERT_EQ(g.size(), 4u) << to_text(g);  // x, y, add, neg
+  EXPECT_EQ(&g.node(2), live_node);        // moved, not copied
+  for (NodeId id = 0; id < g.size(); ++id) EXPECT_EQ(g.node(id).id, id);
+  EXPECT_EQ(g.inputs(), (std::vector<NodeId>{0, 1}));
+  EXPECT_EQ(g.input("y").id, 1u);
+  EXPECT_EQ(g.outputs, (std::vector<NodeId>{3, 2}));
+  EXPECT_EQ(g.node(2).inputs, (std::vector<NodeId>{0, 1}));
+  EXPECT_EQ(g.node(3).inputs, (std::vector<NodeId>{2}));
+  EXPECT_NO_THROW(verify(g));
+}
+
+}  // namespace
+}  // namespace mg::ir
