@@ -18,6 +18,7 @@ struct Executable::Impl {
   const ir::Graph* graph = nullptr;
   std::vector<ir::NodeId> outputs;      // what run() returns
   std::vector<StateUpdate> state;
+  std::vector<ir::NodeId> roots;        // outputs and state updates: what one run computes
   mutable std::vector<Array> state_values;  // per state entry; invalid until set
   // Per state entry, the value before the current one: the next run computes the update
   // into it when no handle outside holds it. Why: a training step replaces every
@@ -27,7 +28,7 @@ struct Executable::Impl {
   std::vector<std::int32_t> state_of_update;  // node -> state entry it updates, or -1
   std::vector<bool> is_state;                  // node -> it is a state input
   ViewPlan views;                       // transposes the kernels read in place
-  MemoryPlan plan;                      // planned for outputs + state updates
+  MemoryPlan plan;                      // planned for the roots
   std::vector<bool> live;               // nodes one run needs (computed once, not per run)
   mutable std::mutex mu;                 // slots are shared state between runs
   mutable std::vector<Array> slots;
@@ -35,11 +36,9 @@ struct Executable::Impl {
   std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
-      : graph(&g), outputs(std::move(outs)), state(std::move(st)), state_values(state.size()), spare(state.size()),
-        state_of_update(g.size(), -1), is_state(g.size(), false),
-        views(plan_views(g, planned_outputs(outputs, state))),
-        plan(plan_memory(g, planned_outputs(outputs, state), views.viewed)),
-        live(g.reachable_from(planned_outputs(outputs, state))) {
+      : graph(&g), outputs(std::move(outs)), state(std::move(st)), roots(planned_outputs(outputs, state)),
+        state_values(state.size()), spare(state.size()), state_of_update(g.size(), -1), is_state(g.size(), false),
+        views(plan_views(g, roots)), plan(plan_memory(g, roots, views.viewed)), live(g.reachable_from(roots)) {
     for (std::size_t i = 0; i < state.size(); ++i) {
       state_of_update[state[i].update] = static_cast<std::int32_t>(i);
       is_state[state[i].input] = true;

@@ -344,7 +344,12 @@ BodyPlan checked_plan(const KernelArgs& k) {
   return {};
 }
 
-std::size_t operand_of(const Graph& body, NodeId id);
+// Which operand of the fused node body input `id` is (npos: not a body input).
+std::size_t operand_of(const Graph& body, NodeId id) {
+  const auto& ins = body.inputs();
+  const auto it = std::find(ins.begin(), ins.end(), id);
+  return it == ins.end() ? std::string::npos : static_cast<std::size_t>(it - ins.begin());
+}
 
 void fused_kernel(const KernelArgs& k) {
   const Node& n = k.node;
@@ -356,12 +361,10 @@ void fused_kernel(const KernelArgs& k) {
 
   if (p.matmul != kNoNode) {  // the GEMM prologue, whole, into the result buffer
     const Node& mm = body.node(p.matmul);
-    const auto& params = body.inputs();
-    auto param = [&](NodeId x) { return k.in[static_cast<std::size_t>(std::find(params.begin(), params.end(), x) - params.begin())]; };
-    const Array* ops[2] = {param(mm.inputs[0]), param(mm.inputs[1])};  // matmul operands are parameters
+    const std::size_t at[2] = {operand_of(body, mm.inputs[0]), operand_of(body, mm.inputs[1])};  // parameters
+    const Array* ops[2] = {k.in[at[0]], k.in[at[1]]};
     CView views[2];  // the prologue alone reads a view operand (fused_reads_view)
-    if (!k.in_views.empty())
-      for (std::size_t j = 0; j < 2; ++j) views[j] = k.in_views[operand_of(body, mm.inputs[j])];
+    if (!k.in_views.empty()) views[0] = k.in_views[at[0]], views[1] = k.in_views[at[1]];
     mm.op->kernel(KernelArgs{ops, mm, k.out, nullptr, k.in_views.empty() ? std::span<const CView>{} : views});
   }
   if (total == 0) return;
@@ -396,13 +399,6 @@ void attach_test_region(Graph& g, NodeId id) {
   }
   body->outputs = {r.id};
   g.mutable_node(id).regions.push_back(std::move(body));
-}
-
-// Which operand of the fused node body input `id` is (npos: not a body input).
-std::size_t operand_of(const Graph& body, NodeId id) {
-  const auto& ins = body.inputs();
-  const auto it = std::find(ins.begin(), ins.end(), id);
-  return it == ins.end() ? std::string::npos : static_cast<std::size_t>(it - ins.begin());
 }
 
 // The matmul prologue's node, or null.

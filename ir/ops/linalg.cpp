@@ -20,22 +20,22 @@ struct MatmulDims {
   std::int64_t batch, m, k, n;
 };
 
-MatmulDims matmul_dims(const Node& node, const Array& a, const Array& b) {
-  const Shape& as = a.shape();
-  const Shape& bs = b.shape();
-  const std::size_t r = as.size();
-  MatmulDims d{1, as[r - 2], as[r - 1], bs[r - 1]};
-  for (std::size_t i = 0; i + 2 < r; ++i) d.batch *= as[i];
-  MG_ASSERT(d.m <= INT_MAX && d.k <= INT_MAX && d.n <= INT_MAX,
-            node.op_name() + ": matrix dimension exceeds the BLAS integer range");
-  return d;
-}
-
 // Which operands are read transposed (their buffers hold the [..., k, m] / [..., n, k]
 // matrices: a transpose view the interpreter did not materialise).
 struct Transposed {
   bool a = false, b = false;
 };
+
+// Dimensions from the operands' buffers; a transposed operand's buffer holds [..., k, m]
+// (or [..., n, k]): the view node's operand.
+MatmulDims matmul_dims(const Node& node, const Shape& as, const Shape& bs, Transposed t) {
+  const std::size_t r = as.size();
+  MatmulDims d{1, as[r - (t.a ? 1 : 2)], as[r - (t.a ? 2 : 1)], bs[r - (t.b ? 2 : 1)]};
+  for (std::size_t i = 0; i + 2 < r; ++i) d.batch *= as[i];
+  MG_ASSERT(d.m <= INT_MAX && d.k <= INT_MAX && d.n <= INT_MAX,
+            node.op_name() + ": matrix dimension exceeds the BLAS integer range");
+  return d;
+}
 
 // C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.
 void gemm(const float* a, const float* b, float* c, const MatmulDims& d, Transposed t) {
@@ -82,18 +82,12 @@ bool matmul_reads_view(const Node&, std::size_t operand, const CView& v, std::sp
   return operand < 2 && is_float(in[operand].dtype) && is_matrix_transpose(v, in[operand].shape);
 }
 
-Shape swap_last_two(Shape s) {
-  std::swap(s[s.size() - 1], s[s.size() - 2]);
-  return s;
-}
-
 void matmul_kernel(const KernelArgs& args) {
   const auto transposed = [&](std::size_t k) { return k < args.in_views.size() && !args.in_views[k].contiguous(); };
   const Transposed t{transposed(0), transposed(1)};
-  // A transposed operand's buffer is the view node's operand: its matrices are [.., k, m].
-  const Array a = t.a ? args.in[0]->reshaped(swap_last_two(args.in[0]->shape())) : *args.in[0];
-  const Array b = t.b ? args.in[1]->reshaped(swap_last_two(args.in[1]->shape())) : *args.in[1];
-  const MatmulDims d = matmul_dims(args.node, a, b);
+  const Array& a = *args.in[0];
+  const Array& b = *args.in[1];
+  const MatmulDims d = matmul_dims(args.node, a.shape(), b.shape(), t);
   if (args.out.numel() == 0) return;
   if (d.k == 0) {  // empty sum: BLAS rejects lda = 0, and the answer is zeros anyway
     std::memset(args.out.raw(), 0, args.out.nbytes());

@@ -4,11 +4,11 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -116,11 +116,10 @@ NativeRunner::NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, 
   o.standalone = false;
   module_ = emit_module(g, outputs, state, o);
   native_ = Native::load(module_);
+  const auto& ins = g.inputs();
   for (const Arg& a : module_.args)
-    if (a.kind == ArgKind::input) {
-      const auto& ins = g.inputs();
+    if (a.kind == ArgKind::input)
       input_position_.push_back(static_cast<std::size_t>(std::find(ins.begin(), ins.end(), a.node) - ins.begin()));
-    }
   arena_ = std::make_unique<std::byte[]>(module_.arena_bytes + 64);
   auto addr = reinterpret_cast<std::uintptr_t>(arena_.get());
   arena_aligned_ = arena_.get() + ((64 - addr % 64) % 64);

@@ -212,8 +212,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   // The signature.
   std::string params;
   for (auto& a : m.args) {
-    const bool in = a.kind == ArgKind::input || a.kind == ArgKind::state_in || a.kind == ArgKind::constant;
-    params += (params.empty() ? "" : ", ") + std::string(in ? "const " : "") + ir::c_type(a.type.dtype) + "* " + a.c_name;
+    params += (params.empty() ? "" : ", ") + std::string(a.read_only() ? "const " : "") + ir::c_type(a.type.dtype) + "* " + a.c_name;
   }
   if (!opt.standalone) params += std::string(params.empty() ? "" : ", ") + "void* arena_";
   if (params.empty()) params = "void";
@@ -255,9 +254,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   if (!opt.standalone) {
     src += "\nint " + m.name + "_call(void* const* args, void* arena) {\n  return " + m.name + "_run(";
     for (std::size_t k = 0; k < m.args.size(); ++k) {
-      const bool in = m.args[k].kind == ArgKind::input || m.args[k].kind == ArgKind::state_in ||
-                      m.args[k].kind == ArgKind::constant;
-      src += "(" + std::string(in ? "const " : "") + ir::c_type(m.args[k].type.dtype) + "*)args[" + std::to_string(k) + "], ";
+      src += "(" + std::string(m.args[k].read_only() ? "const " : "") + ir::c_type(m.args[k].type.dtype) + "*)args[" + std::to_string(k) + "], ";
     }
     src += "arena);\n}\n";
   }

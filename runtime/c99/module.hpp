@@ -42,6 +42,8 @@ struct Arg {
   std::string c_name;  // the C parameter
   Type type;
   ir::NodeId node;     // the input node, the output node, the state's update node, or the constant
+  // The entry only reads it (a `const T*` parameter).
+  bool read_only() const { return kind == ArgKind::input || kind == ArgKind::state_in || kind == ArgKind::constant; }
 };
 
 struct Module {

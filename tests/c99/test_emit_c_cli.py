@@ -13,12 +13,11 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
-import unittest
 
 import numpy as np
 
-MINIGRAD = None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cli_test import CliTestCase, main  # noqa: E402
 
 # A Linear layer as the DSL builds it (the weight is transposed by permute, the bias
 # broadcast), then tanh, and a row sum: two outputs, f32. Batch 9: the packed GEMM (read
@@ -54,10 +53,11 @@ def save_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
-class EmitCCliTest(unittest.TestCase):
+class EmitCCliTest(CliTestCase):
+    tmp_prefix = "mg_emit_c_"
+
     def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="mg_emit_c_")
-        self.tmp = self._tmp.name
+        super().setUp()
         self.mgir = os.path.join(self.tmp, "layer.mgir")
         with open(self.mgir, "w") as f:
             f.write(GRAPH)
@@ -65,14 +65,6 @@ class EmitCCliTest(unittest.TestCase):
         self.inputs = {"x": rng.standard_normal((M, 3)).astype(np.float32),
                        "w": rng.standard_normal((4, 3)).astype(np.float32),
                        "b": rng.standard_normal(4).astype(np.float32)}
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def minigrad(self, *args, expect=0):
-        r = subprocess.run([MINIGRAD, *args], capture_output=True, text=True, timeout=120)
-        self.assertEqual(r.returncode, expect, f"minigrad {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-        return r
 
     def interpreter(self):
         args = ["run", self.mgir, "--out", os.path.join(self.tmp, "want")]
@@ -152,5 +144,4 @@ class EmitCCliTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    MINIGRAD = os.path.abspath(sys.argv.pop(1))
-    unittest.main(verbosity=2)
+    main(__doc__)

@@ -7,29 +7,17 @@ graph after that pass, and bad pipelines fail with exit 1 naming the column.
 usage: test_opt_cli.py PATH/TO/minigrad
 """
 import os
-import subprocess
 import sys
-import tempfile
-import unittest
 
 import numpy as np
 
-MINIGRAD = None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cli_test import CliTestCase, main  # noqa: E402
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "data")
 
 
-class OptCliTest(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="mg_opt_")
-        self.tmp = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def minigrad(self, *args, expect=0):
-        r = subprocess.run([MINIGRAD, *args], capture_output=True, text=True, timeout=120)
-        self.assertEqual(r.returncode, expect, f"minigrad {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-        return r
+class OptCliTest(CliTestCase):
+    tmp_prefix = "mg_opt_"
 
     def run_outputs(self, mgir, inputs, out):
         args = ["run", mgir, "--out", os.path.join(self.tmp, out)]
@@ -86,5 +74,4 @@ class OptCliTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    MINIGRAD = os.path.abspath(sys.argv.pop(1))
-    unittest.main(verbosity=2)
+    main(__doc__)

@@ -9,10 +9,7 @@ usage: test_cli.py PATH/TO/minigrad     (fails when NumPy is missing)
 """
 import os
 import re
-import subprocess
 import sys
-import tempfile
-import unittest
 
 try:
     import numpy as np
@@ -20,7 +17,8 @@ except ImportError:  # the library never needs Python; only this test does
     print("NumPy is not installed for", sys.executable, "- run scripts/setup.sh (python3-numpy)")
     sys.exit(1)
 
-MINIGRAD = None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cli_test import CliTestCase, main  # noqa: E402
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
@@ -33,14 +31,12 @@ def read(path, mode="r"):
         return f.read()
 
 
-class CliTest(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="mg_cli_")
-        self.tmp = self._tmp.name
-        self.rng = np.random.default_rng(1234)
+class CliTest(CliTestCase):
+    tmp_prefix = "mg_cli_"
 
-    def tearDown(self):
-        self._tmp.cleanup()
+    def setUp(self):
+        super().setUp()
+        self.rng = np.random.default_rng(1234)
 
     def path(self, name):
         return os.path.join(self.tmp, name)
@@ -49,12 +45,6 @@ class CliTest(unittest.TestCase):
         p = self.path(name)
         np.save(p, array)
         return p
-
-    def minigrad(self, *args, expect=0):
-        r = subprocess.run([MINIGRAD, *args], capture_output=True, text=True, timeout=120)
-        self.assertEqual(r.returncode, expect,
-                         f"minigrad {' '.join(args)}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
-        return r
 
     def run_graph(self, mgir, inputs, *extra, expect=0):
         args = ["run", mgir, "--out", self.path("out")]
@@ -298,7 +288,4 @@ class CliTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    MINIGRAD = os.path.abspath(sys.argv[1])
-    unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[2:])
+    main(__doc__)

@@ -1,0 +1,34 @@
+"""The base of the `minigrad` CLI end-to-end tests (tools/test_cli.py,
+passes/test_opt_cli.py, c99/test_emit_c_cli.py): a temporary directory per test, `minigrad`
+runs with their exit status checked, and main() taking the binary's path as the first
+argument (the rest goes to unittest)."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+
+class CliTestCase(unittest.TestCase):
+    minigrad_path = None  # set by main()
+    tmp_prefix = "mg_cli_"
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix=self.tmp_prefix)
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def minigrad(self, *args, expect=0):
+        r = subprocess.run([CliTestCase.minigrad_path, *args], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, expect,
+                         f"minigrad {' '.join(args)}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+        return r
+
+
+def main(usage):
+    if len(sys.argv) < 2:
+        sys.exit(usage)
+    CliTestCase.minigrad_path = os.path.abspath(sys.argv[1])
+    unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[2:])
