@@ -2,7 +2,6 @@
 #include "runtime/memory_plan.hpp"
 
 #include <algorithm>
-#include <map>
 
 namespace mg::rt {
 
@@ -32,23 +31,14 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& output
 
   p.slot_of.assign(g.size(), MemoryPlan::kNoSlot);
   p.release_after.resize(p.steps.size());
-  std::multimap<std::size_t, std::size_t> free_slots;  // capacity -> slot
+  SlotPool pool;
   std::size_t live_bytes = 0;
   for (std::size_t s = 0; s < p.steps.size(); ++s) {
     ir::NodeId id = p.steps[s];
     const ir::Node& n = g.node(id);
     if (!is_output[id]) {
       std::size_t need = n.type.nbytes();
-      auto it = free_slots.lower_bound(need);  // best fit: smallest slot that is big enough
-      std::size_t slot;
-      if (it != free_slots.end()) {
-        slot = it->second;
-        free_slots.erase(it);
-      } else {
-        slot = p.slot_bytes.size();
-        p.slot_bytes.push_back(need);
-      }
-      p.slot_of[id] = slot;
+      p.slot_of[id] = pool.take(need);
       live_bytes += need;
       p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
       if (last_use[id] == kNever) p.release_after[s].push_back(id);  // computed, never read
@@ -62,10 +52,11 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& output
       if (std::find(rel.begin(), rel.end(), in) == rel.end()) rel.push_back(in);
     }
     for (ir::NodeId dead : p.release_after[s]) {
-      free_slots.emplace(p.slot_bytes[p.slot_of[dead]], p.slot_of[dead]);
+      pool.release(p.slot_of[dead]);
       live_bytes -= g.node(dead).type.nbytes();
     }
   }
+  p.slot_bytes = std::move(pool.bytes);
   return p;
 }
 

@@ -4,6 +4,7 @@
 // constants and the requested outputs are never pooled.
 #pragma once
 #include <cstddef>
+#include <map>
 #include <vector>
 
 #include "ir/graph.hpp"
@@ -22,6 +23,27 @@ struct MemoryPlan {
 
 // `viewed` (empty, or per node): view nodes that never run; their consumers read the view
 // node's operand in place (OpDef::kernel_reads_view), so that operand lives until they ran.
+// Buffer slots reused best-fit: take() returns the smallest free slot of at least `need`
+// bytes, or a new one of exactly `need`; release() returns a slot to the pool. Shared by
+// the interpreter's plan and the C99 arena.
+class SlotPool {
+ public:
+  std::size_t take(std::size_t need) {
+    if (auto it = free_.lower_bound(need); it != free_.end()) {
+      const std::size_t slot = it->second;
+      free_.erase(it);
+      return slot;
+    }
+    bytes.push_back(need);
+    return bytes.size() - 1;
+  }
+  void release(std::size_t slot) { free_.emplace(bytes[slot], slot); }
+  std::vector<std::size_t> bytes;  // capacity of each slot
+
+ private:
+  std::multimap<std::size_t, std::size_t> free_;  // capacity -> free slot
+};
+
 MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
                        const std::vector<bool>& viewed = {});
 

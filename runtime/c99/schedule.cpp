@@ -2,9 +2,9 @@
 #include "runtime/c99/schedule.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "ir/op_registry.hpp"
+#include "runtime/memory_plan.hpp"
 
 namespace mg::rt::c99 {
 
@@ -132,8 +132,8 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   std::vector<std::size_t> last_use(n, kNever);
   for (std::size_t k = 0; k < s.steps.size(); ++k)
     for (ir::NodeId r : s.reads[k]) last_use[r] = k;
-  std::vector<std::size_t> slot_bytes, slot_of(n, kNever);
-  std::multimap<std::size_t, std::size_t> free_slots;
+  std::vector<std::size_t> slot_of(n, kNever);
+  SlotPool pool;
   std::vector<std::size_t> scratch_slot_of;  // per step
   std::size_t live_bytes = 0;
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
@@ -141,17 +141,7 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
     std::vector<ir::NodeId> dead;
     if (s.home[id] == Home::none) {
       s.home[id] = Home::arena;
-      const std::size_t need = aligned(g.node(id).type.nbytes());
-      auto it = free_slots.lower_bound(need);
-      std::size_t slot;
-      if (it != free_slots.end()) {
-        slot = it->second;
-        free_slots.erase(it);
-      } else {
-        slot = slot_bytes.size();
-        slot_bytes.push_back(need);
-      }
-      slot_of[id] = slot;
+      slot_of[id] = pool.take(aligned(g.node(id).type.nbytes()));
       live_bytes += g.node(id).type.nbytes();
       s.peak_bytes = std::max(s.peak_bytes, live_bytes);
       if (last_use[id] == kNever) dead.push_back(id);
@@ -159,30 +149,22 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
     // The step's scratch: a slot of its own while the loop runs, free right after.
     std::size_t scratch_slot = kNever;
     if (s.scratch_bytes[k] > 0) {
-      const std::size_t need = aligned(s.scratch_bytes[k]);
-      auto it = free_slots.lower_bound(need);
-      if (it != free_slots.end()) {
-        scratch_slot = it->second;
-        free_slots.erase(it);
-      } else {
-        scratch_slot = slot_bytes.size();
-        slot_bytes.push_back(need);
-      }
+      scratch_slot = pool.take(aligned(s.scratch_bytes[k]));
       s.peak_bytes = std::max(s.peak_bytes, live_bytes + s.scratch_bytes[k]);
-      free_slots.emplace(slot_bytes[scratch_slot], scratch_slot);
+      pool.release(scratch_slot);
     }
     scratch_slot_of.push_back(scratch_slot);
     for (ir::NodeId r : s.reads[k])
       if (last_use[r] == k && slot_of[r] != kNever) dead.push_back(r);
     for (ir::NodeId d : dead) {
-      free_slots.emplace(slot_bytes[slot_of[d]], slot_of[d]);
+      pool.release(slot_of[d]);
       live_bytes -= g.node(d).type.nbytes();
     }
   }
-  std::vector<std::size_t> offset(slot_bytes.size());
-  for (std::size_t k = 0; k < slot_bytes.size(); ++k) {
+  std::vector<std::size_t> offset(pool.bytes.size());
+  for (std::size_t k = 0; k < pool.bytes.size(); ++k) {
     offset[k] = s.arena_bytes;
-    s.arena_bytes += slot_bytes[k];
+    s.arena_bytes += pool.bytes[k];
   }
   for (ir::NodeId id = 0; id < n; ++id)
     if (slot_of[id] != kNever) s.where[id] = offset[slot_of[id]];
