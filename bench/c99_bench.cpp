@@ -24,9 +24,9 @@
 #include <minigrad/nn.hpp>
 
 #include "bench/timing.hpp"
-#include "ir/builder.hpp"
-#include "ir/op_registry.hpp"
-#include "runtime/c99/module.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/runtime/c99/module.hpp"
 #if MG_BENCH_TORCH
 #include "bench/torch_models.hpp"
 #endif
@@ -129,7 +129,7 @@ double forward_direct_ms(int iters, const std::filesystem::path& dir) {
   Tensor x = g.input("x", f32, {1, 784});
   Tensor y = model(x);
   rt::c99::Options o;
-  for (nn::Parameter* p : nn::parameters(model, true)) o.weights.emplace(p->name, p->value);
+  for (nn::Parameter* p : nn::parameters(model, true)) o.weights.emplace(p->name(), p->value());
   using Fn = int (*)(const float*, float*);
   auto fn = reinterpret_cast<Fn>(standalone_entry(g.ir(), {y.value().id}, "mlp_fwd", dir, o));
   Array xv = randn({1, 784}, 1), out(Type{f32, {1, 10}});

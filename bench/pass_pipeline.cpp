@@ -20,10 +20,10 @@
 #include <minigrad/nn.hpp>
 
 #include "examples/fashion_models.hpp"
-#include "ir/builder.hpp"
-#include "ir/ops.hpp"
-#include "passes/pass_manager.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/pass_manager.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace {
 

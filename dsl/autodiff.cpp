@@ -1,9 +1,9 @@
 // DSL wrappers over the autodiff passes.
-#include "dsl/autodiff.hpp"
+#include "minigrad/dsl/autodiff.hpp"
 
-#include "ir/errors.hpp"
-#include "passes/grad.hpp"
-#include "passes/hessian.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/passes/hessian.hpp"
 
 namespace mg {
 
@@ -19,7 +19,7 @@ std::vector<ir::Value> values(const std::vector<Tensor>& ts, const char* what) {
 std::vector<Tensor> tensors(const std::vector<ir::Value>& vs) { return {vs.begin(), vs.end()}; }
 }  // namespace
 
-std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt, Loc loc) {
+std::vector<Tensor> detail::grad(const Tensor& y, const std::vector<Tensor>& wrt, Loc loc) {
   LocScope at(SourceLoc::from(loc));
   auto w = values(wrt, "grad");
   return tensors(passes::grad(y.value(), w));

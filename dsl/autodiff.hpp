@@ -2,17 +2,29 @@
 // that speak Tensors and stamp the caller's line. `auto [dw, db] = grad(loss, {w, b});`
 #pragma once
 #include <array>
+#include <concepts>
 #include <vector>
 
-#include "dsl/tensor.hpp"
+#include "minigrad/dsl/tensor.hpp"
 
 namespace mg {
 
-std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt, Loc loc = Loc::current());
+namespace detail {
+std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt, Loc loc);
+}
+
+// d(y)/d(each of wrt), for a float scalar y. `wrt` may name any value y depends on:
+// inputs, parameters, intermediate Tensors or expressions (an expression is one node).
+// A vector of handles gives a vector (a template, so a braced list picks the form below).
+template <class V>
+  requires std::same_as<V, std::vector<Tensor>>
+std::vector<Tensor> grad(const Tensor& y, const V& wrt, Loc loc = Loc::current()) {
+  return detail::grad(y, wrt, loc);
+}
 // Fixed-size form for structured bindings: grad(y, {w, b}) -> std::array<Tensor, 2>.
 template <std::size_t N>
 std::array<Tensor, N> grad(const Tensor& y, const Tensor (&wrt)[N], Loc loc = Loc::current()) {
-  auto v = grad(y, std::vector<Tensor>(wrt, wrt + N), loc);
+  auto v = detail::grad(y, std::vector<Tensor>(wrt, wrt + N), loc);
   std::array<Tensor, N> out;
   for (std::size_t i = 0; i < N; ++i) out[i] = v[i];
   return out;

@@ -3,7 +3,7 @@
 #include <optional>
 #include <span>
 
-#include "ir/type.hpp"
+#include "minigrad/ir/type.hpp"
 
 namespace mg::dsl {
 

@@ -1,9 +1,9 @@
 // The DSL's Executable over the runtime's interpreter.
-#include "dsl/compile.hpp"
+#include "minigrad/dsl/compile.hpp"
 
-#include "ir/errors.hpp"
-#include "ir/printer.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 
@@ -35,7 +35,9 @@ std::vector<Array> Executable::run(std::span<const Feed> feeds) const {
   const auto position = [&](const std::string& name) {
     for (std::size_t i = 0; i < inputs.size(); ++i)
       if (graph_->node(inputs[i]).name == name) return i;
-    throw UserError("unknown input '" + name + "': the graph has no input of that name");
+    std::string valid;
+    for (auto id : inputs) valid += (valid.empty() ? "" : ", ") + graph_->node(id).name;
+    throw UserError("run: unknown input '" + name + "'; the graph's inputs are: " + valid);
   };
   std::vector<const Array*> given(inputs.size(), nullptr);
   for (auto& f : feeds) {
@@ -47,6 +49,10 @@ std::vector<Array> Executable::run(std::span<const Feed> feeds) const {
     const std::size_t i = position(f.name);
     if (!given[i]) given[i] = &f.value;
   }
+  for (auto& [name, value] : live_) {
+    const std::size_t i = position(name);
+    if (!given[i]) given[i] = value.get();
+  }
   return impl_->run_by_position(given);
 }
 
@@ -57,6 +63,21 @@ void Executable::bind(std::string name, Array value) {
       return;
     }
   bound_.emplace_back(std::move(name), std::move(value));
+}
+
+void Executable::bind_live(std::string name, std::shared_ptr<const Array> value) {
+  for (auto& [n, v] : live_)
+    if (n == name) {
+      v = std::move(value);
+      return;
+    }
+  live_.emplace_back(std::move(name), std::move(value));
+}
+
+std::vector<std::string> Executable::input_names() const {
+  std::vector<std::string> out;
+  for (auto id : graph_->inputs()) out.push_back(graph_->node(id).name);
+  return out;
 }
 
 std::size_t Executable::peak_bytes() const { return impl_->peak_bytes(); }

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "dsl/graph.hpp"
-#include "ir/array.hpp"
-#include "runtime/backend.hpp"
+#include "minigrad/dsl/graph.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/runtime/backend.hpp"
 
 namespace mg {
 
@@ -47,6 +47,10 @@ class Executable {
 
   // Binds an input for every later run (e.g. trained weights); run's feeds override it.
   void bind(std::string name, Array value);
+  // Binds an input to a value owned elsewhere and read at every run (a parameter's shared
+  // storage: the executable sees later training and keeps the storage alive).
+  void bind_live(std::string name, std::shared_ptr<const Array> value);
+  std::vector<std::string> input_names() const;  // the graph's inputs, in order
 
   std::size_t peak_bytes() const;  // intermediate buffer bytes at the worst point
   std::size_t num_steps() const;   // op nodes executed per run
@@ -57,6 +61,7 @@ class Executable {
   std::shared_ptr<ir::Graph> graph_;  // keeps the graph alive
   std::vector<Tensor> outputs_;
   std::vector<Feed> bound_;
+  std::vector<std::pair<std::string, std::shared_ptr<const Array>>> live_;
   std::unique_ptr<rt::Executable> impl_;
 };
 

@@ -2,10 +2,10 @@
 // explicit broadcast_to nodes, scalars as constants of the tensor operands' dtype.
 #include <cmath>
 
-#include "dsl/broadcast.hpp"
-#include "dsl/expr.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
+#include "minigrad/dsl/broadcast.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
 
 namespace mg {
 

@@ -4,12 +4,18 @@
 // op, at that caller's line. Lowering inserts explicit broadcast_to nodes (NumPy rules)
 // and turns scalars into constants of the tensor operand's dtype.
 //
+// An expression is one value (DESIGN invariant 10): it lowers once, the first time it is
+// needed, and every copy of it (`h * h` holds two) shares that one node, so
+// `auto h = tanh(x) * 2.0; grad((h * h).sum(), {h})` differentiates through the node the
+// loss uses.
+//
 // Compile-time constants (`mg::c<2>`, Boost.Hana integral constants) simplify at the type
 // level with bit-exact identities only: x*c<1>, c<1>*x, x/c<1>, x-c<0> are x; -(-x) is x;
 // pow(x, c<1>) is x, pow(x, c<2>) is square(x), pow(x, c<-1>) is reciprocal(x);
 // c<2>*c<3> is c<6> (Hana arithmetic). x+c<0> is NOT simplified: -0 + 0 is +0.
 #pragma once
 #include <algorithm>
+#include <memory>
 #include <string_view>
 #include <type_traits>
 #include <variant>
@@ -23,8 +29,8 @@
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
-#include "dsl/tensor.hpp"
-#include "ir/attrs.hpp"
+#include "minigrad/dsl/tensor.hpp"
+#include "minigrad/ir/attrs.hpp"
 
 namespace mg {
 
@@ -98,13 +104,20 @@ struct Expr : TensorMethods<Expr<Op, Args...>> {
   hana::tuple<Args...> args;
   Attrs attrs;
 
-  explicit Expr(Args... a, Attrs at = {}) : args(std::move(a)...), attrs(std::move(at)) {}
+  explicit Expr(Args... a, Attrs at = {})
+      : args(std::move(a)...), attrs(std::move(at)), lowered_(std::make_shared<Tensor>()) {}
 
+  // The node this expression stands for, built at the first call (at that caller's line).
   Tensor lower(Loc loc) const {
-    return hana::unpack(args, [&](const auto&... a) {
-      return detail::lower_elementwise(Op.view(), {detail::lower_operand(a, loc)...}, attrs, loc);
-    });
+    if (!lowered_->valid())
+      *lowered_ = hana::unpack(args, [&](const auto&... a) {
+        return detail::lower_elementwise(Op.view(), {detail::lower_operand(a, loc)...}, attrs, loc);
+      });
+    return *lowered_;
   }
+
+ private:
+  std::shared_ptr<Tensor> lowered_;  // shared by every copy: one expression, one node
 };
 
 template <OpName Op, class... Args>

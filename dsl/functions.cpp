@@ -1,13 +1,13 @@
 // The non-elementwise DSL; see functions.hpp. Checks here speak the user's language
 // (negative axes, Python slices); the IR op's own shape rule is the final authority.
-#include "dsl/functions.hpp"
+#include "minigrad/dsl/functions.hpp"
 
 #include <algorithm>
 #include <numeric>
 
-#include "dsl/broadcast.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
+#include "minigrad/dsl/broadcast.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
 
 namespace mg {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "dsl/tensor.hpp"
+#include "minigrad/dsl/tensor.hpp"
 
 namespace mg {
 

@@ -1,10 +1,10 @@
 // mg::Graph: inputs, constants and the creation ops.
-#include "dsl/graph.hpp"
+#include "minigrad/dsl/graph.hpp"
 
 #include <cmath>
 
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
 
 namespace mg {
 

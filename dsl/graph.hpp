@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "dsl/tensor.hpp"
-#include "ir/array.hpp"
+#include "minigrad/dsl/tensor.hpp"
+#include "minigrad/ir/array.hpp"
 
 namespace mg {
 

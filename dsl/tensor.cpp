@@ -1,7 +1,7 @@
 // Tensor's few out-of-line members.
-#include "dsl/tensor.hpp"
+#include "minigrad/dsl/tensor.hpp"
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg {
 

@@ -10,7 +10,7 @@
 #include <source_location>
 #include <vector>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg {
 

@@ -1,8 +1,8 @@
 // Out-of-line bodies of TensorMethods: each lowers `self` at the caller's line and
 // forwards to the free function of the same name (dsl/functions.hpp).
 #pragma once
-#include "dsl/expr.hpp"
-#include "dsl/functions.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/functions.hpp"
 
 namespace mg {
 

@@ -31,7 +31,7 @@ int main() {
     double l = step.run({{"x", X}, {"y", Y}});
     if (epoch % 20 == 0) std::printf("step %3d  mse %.5f\n", epoch, l);
   }
-  double w = model.weight.value.at(0), b = model.bias.value.at(0);
+  double w = model.weight.value().at(0), b = model.bias.value().at(0);
   std::printf("fitted y = %.4f x %+.4f   (true: 3x - 2)\n", w, b);
   return std::fabs(w - 3) < 0.05 && std::fabs(b + 2) < 0.05 ? 0 : 1;
 }

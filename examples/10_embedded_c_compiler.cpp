@@ -15,8 +15,8 @@
 #include <minigrad/nn.hpp>
 
 #include "examples/progress.hpp"
-#include "runtime/c99/export.hpp"
-#include "runtime/io/safetensors.hpp"
+#include "minigrad/runtime/c99/export.hpp"
+#include "minigrad/runtime/io/safetensors.hpp"
 
 struct SpiralMlp {
   mg::nn::Linear fc1{2, 32}, fc2{32, 3};

@@ -13,11 +13,11 @@
 #include <minigrad/nn.hpp>
 
 #include "examples/progress.hpp"
-#include "ir/dot.hpp"
-#include "runtime/io/batches.hpp"
-#include "runtime/io/idx.hpp"
-#include "runtime/io/safetensors.hpp"
-#include "tools/render.hpp"
+#include "minigrad/ir/dot.hpp"
+#include "minigrad/runtime/io/batches.hpp"
+#include "minigrad/runtime/io/idx.hpp"
+#include "minigrad/runtime/io/safetensors.hpp"
+#include "minigrad/runtime/io/render.hpp"
 
 namespace mg::examples {
 
@@ -73,7 +73,7 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
   std::ofstream(out / "train_step.mgir") << step.ir_text();
   const std::string dot = ir::to_dot(g.ir(), step.roots());
   std::ofstream(out / "train_step.dot") << dot;
-  tools::render(dot, (out / "train_step.svg").string());
+  io::render(dot, (out / "train_step.svg").string());
 
   io::BatchLoader loader(train_x, data.train_labels,
                          {.batch_size = recipe.batch, .shuffle = true, .drop_last = true, .seed = seed});

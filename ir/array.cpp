@@ -1,5 +1,5 @@
 // Array storage, conversion and printing.
-#include "ir/array.hpp"
+#include "minigrad/ir/array.hpp"
 
 #include <cstdlib>
 #include <new>

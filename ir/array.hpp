@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/type.hpp"
+#include "minigrad/ir/type.hpp"
 
 namespace mg {
 

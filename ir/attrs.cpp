@@ -1,5 +1,5 @@
 // Attribute storage: sorted (name, value) pairs with typed accessors.
-#include "ir/attrs.hpp"
+#include "minigrad/ir/attrs.hpp"
 
 #include <algorithm>
 #include <sstream>

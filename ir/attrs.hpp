@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "ir/dtype.hpp"
+#include "minigrad/ir/dtype.hpp"
 
 namespace mg {
 

@@ -1,7 +1,7 @@
 // make_op: the single construction path for op nodes.
-#include "ir/builder.hpp"
+#include "minigrad/ir/builder.hpp"
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::ir {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <vector>
 
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::ir {
 

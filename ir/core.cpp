@@ -4,10 +4,10 @@
 #include <set>
 #include <sstream>
 
-#include "ir/dtype.hpp"
-#include "ir/errors.hpp"
-#include "ir/source_loc.hpp"
-#include "ir/type.hpp"
+#include "minigrad/ir/dtype.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/source_loc.hpp"
+#include "minigrad/ir/type.hpp"
 
 namespace mg {
 

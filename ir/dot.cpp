@@ -1,12 +1,12 @@
 // DOT output; see dot.hpp. Nodes are declared inside their cluster (backward, region) and
 // every edge is written once at the top level after all nodes, so an edge never pulls a
 // node into the wrong cluster.
-#include "ir/dot.hpp"
+#include "minigrad/ir/dot.hpp"
 
 #include <sstream>
 
-#include "ir/op_registry.hpp"
-#include "ir/printer.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/printer.hpp"
 
 namespace mg::ir {
 

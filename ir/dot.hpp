@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::ir {
 

@@ -1,12 +1,12 @@
 // Helpers of the registry's C99 column; see emit_c.hpp.
-#include "ir/emit_c.hpp"
+#include "minigrad/ir/emit_c.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "ir/errors.hpp"
-#include "ir/node.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/node.hpp"
 
 namespace mg::ir {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/type.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/type.hpp"
 
 namespace mg::ir {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "ir/source_loc.hpp"
+#include "minigrad/ir/source_loc.hpp"
 
 namespace mg {
 

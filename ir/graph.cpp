@@ -1,8 +1,8 @@
 // Graph construction and the shared walk helpers.
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::ir {
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ir/node.hpp"
+#include "minigrad/ir/node.hpp"
 
 namespace mg::ir {
 

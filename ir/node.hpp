@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/attrs.hpp"
-#include "ir/source_loc.hpp"
-#include "ir/type.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/attrs.hpp"
+#include "minigrad/ir/source_loc.hpp"
+#include "minigrad/ir/type.hpp"
 
 namespace mg::ir {
 

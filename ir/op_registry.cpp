@@ -1,12 +1,12 @@
 // The registry's storage. Families register explicitly, once, on first use.
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 #include <deque>
 #include <map>
 #include <mutex>
 
-#include "ir/errors.hpp"
-#include "ir/ops/families.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/families.hpp"
 
 namespace mg::ir {
 

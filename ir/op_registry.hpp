@@ -13,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/attrs.hpp"
-#include "ir/emit_c.hpp"
-#include "ir/graph.hpp"
-#include "ir/smt.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/attrs.hpp"
+#include "minigrad/ir/emit_c.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/ir/smt.hpp"
 
 namespace mg::ir {
 

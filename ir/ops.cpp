@@ -1,9 +1,9 @@
 // Builder functions over make_op; see ops.hpp.
-#include "ir/ops.hpp"
+#include "minigrad/ir/ops.hpp"
 
 #include <algorithm>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::ir {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/builder.hpp"
+#include "minigrad/ir/builder.hpp"
 
 namespace mg::ir {
 

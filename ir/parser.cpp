@@ -4,7 +4,7 @@
 // only; ranges, escapes and meaning are checked by the builder (ir/parser_build.cpp).
 // Every expectation point (`>`) names what it wants, so a failure reads
 // "expected <name>, got <token>"; nesting is bounded before parsing (kMaxNesting).
-#include "ir/parser.hpp"
+#include "minigrad/ir/parser.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -13,7 +13,7 @@
 #include <boost/fusion/include/adapt_struct.hpp>
 #include <boost/spirit/home/x3.hpp>
 
-#include "ir/parser_ast.hpp"
+#include "minigrad/ir/parser_ast.hpp"
 
 BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Lit, is_list, items)
 BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Attr, name, value)

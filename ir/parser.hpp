@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "ir/errors.hpp"
-#include "ir/graph.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg {
 

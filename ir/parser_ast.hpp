@@ -11,7 +11,7 @@
 
 #include <boost/optional.hpp>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::ir::text {
 

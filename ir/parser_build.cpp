@@ -9,10 +9,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/builder.hpp"
-#include "ir/parser.hpp"
-#include "ir/parser_ast.hpp"
-#include "ir/verifier.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/parser.hpp"
+#include "minigrad/ir/parser_ast.hpp"
+#include "minigrad/ir/verifier.hpp"
 
 namespace mg::ir::text {
 

@@ -1,6 +1,6 @@
 // The text printer; see printer.hpp. Must stay the exact inverse of ir/parser.cpp: any
 // change to a spelling here needs the matching change in the grammar and ir/README.md.
-#include "ir/printer.hpp"
+#include "minigrad/ir/printer.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::ir {
 

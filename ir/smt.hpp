@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "ir/attrs.hpp"
+#include "minigrad/ir/attrs.hpp"
 
 namespace mg::ir {
 

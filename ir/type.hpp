@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/dtype.hpp"
+#include "minigrad/ir/dtype.hpp"
 
 namespace mg {
 

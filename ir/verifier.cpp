@@ -1,12 +1,12 @@
 // The verifier; see verifier.hpp.
-#include "ir/verifier.hpp"
+#include "minigrad/ir/verifier.hpp"
 
 #include <set>
 #include <sstream>
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/printer.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/printer.hpp"
 
 namespace mg::ir {
 

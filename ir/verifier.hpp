@@ -6,7 +6,7 @@
 // On failure throws VerifyError naming the node, its op, ~10 lines of context and the
 // user's file:line.
 #pragma once
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::ir {
 

@@ -1,13 +1,13 @@
 // Hash-consing CSE; see cse.hpp.
-#include "passes/cse.hpp"
+#include "minigrad/passes/cse.hpp"
 
 #include <bit>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
 
-#include "ir/op_registry.hpp"
-#include "passes/rewriter.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/passes/rewriter.hpp"
 
 namespace mg::passes {
 

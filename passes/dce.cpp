@@ -1,7 +1,7 @@
 // Dead-code elimination: the rewriter's live-only copy; see dce.hpp.
-#include "passes/dce.hpp"
+#include "minigrad/passes/dce.hpp"
 
-#include "passes/rewriter.hpp"
+#include "minigrad/passes/rewriter.hpp"
 
 namespace mg::passes {
 

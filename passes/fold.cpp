@@ -1,10 +1,10 @@
 // Constant folding with the registry's kernels; see fold.hpp.
-#include "passes/fold.hpp"
+#include "minigrad/passes/fold.hpp"
 
 #include <algorithm>
 
-#include "ir/op_registry.hpp"
-#include "passes/rewriter.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/passes/rewriter.hpp"
 
 namespace mg::passes {
 

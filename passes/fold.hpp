@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::passes {
 

@@ -1,15 +1,15 @@
 // Elementwise and reduction fusion; see fuse.hpp. Knows the three structural ops the
 // fused-node contract names (broadcast_to, full, matmul); everything else is asked of the
 // registry (the `elementwise` trait, the `fold` column of reductions).
-#include "passes/fuse.hpp"
+#include "minigrad/passes/fuse.hpp"
 
 #include <algorithm>
 #include <map>
 
-#include "ir/builder.hpp"
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "passes/rewriter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/passes/rewriter.hpp"
 
 namespace mg::passes {
 

@@ -20,7 +20,7 @@
 #pragma once
 #include <memory>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::passes {
 

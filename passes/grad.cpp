@@ -1,10 +1,10 @@
 // The reverse-mode driver; the derivative knowledge lives in the registry's VJP rules.
-#include "passes/grad.hpp"
+#include "minigrad/passes/grad.hpp"
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/ops.hpp"
-#include "ir/printer.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/printer.hpp"
 
 namespace mg::passes {
 

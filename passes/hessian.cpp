@@ -1,9 +1,9 @@
 // hessian via grad of grad; see hessian.hpp.
-#include "passes/hessian.hpp"
+#include "minigrad/passes/hessian.hpp"
 
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
-#include "passes/grad.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/grad.hpp"
 
 namespace mg::passes {
 

@@ -3,7 +3,7 @@
 // The graph grows by one backward pass per element of x: meant for small x (PINNs,
 // tests, curvature probes), not for parameter vectors of real models.
 #pragma once
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::passes {
 

@@ -1,24 +1,24 @@
 // The pass table and the pipeline driver; see pass_manager.hpp.
-#include "passes/pass_manager.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
-#include "ir/dot.hpp"
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/ops.hpp"
-#include "ir/printer.hpp"
-#include "ir/verifier.hpp"
-#include "passes/cse.hpp"
-#include "passes/dce.hpp"
-#include "passes/fold.hpp"
-#include "passes/fuse.hpp"
-#include "passes/grad.hpp"
-#include "passes/rewrite.hpp"
-#include "passes/rewriter.hpp"
+#include "minigrad/ir/dot.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/passes/cse.hpp"
+#include "minigrad/passes/dce.hpp"
+#include "minigrad/passes/fold.hpp"
+#include "minigrad/passes/fuse.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/passes/rewrite.hpp"
+#include "minigrad/passes/rewriter.hpp"
 
 namespace mg::passes {
 

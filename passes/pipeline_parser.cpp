@@ -3,8 +3,8 @@
 // blanks allowed between tokens. Unknown names are reported with the known ones.
 #include <boost/spirit/home/x3.hpp>
 
-#include "ir/errors.hpp"
-#include "passes/pass_manager.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 
 namespace mg::passes {
 

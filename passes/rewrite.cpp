@@ -1,7 +1,7 @@
 // The rewrite driver: matching, conditions, replacement building, the walk and the final
 // compaction. What each rule means lives in the table; nothing here names an op except
 // the few data-movement ops through which a splat constant stays a splat.
-#include "passes/rewrite.hpp"
+#include "minigrad/passes/rewrite.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -9,11 +9,11 @@
 #include <functional>
 #include <optional>
 
-#include "ir/builder.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
-#include "passes/rules/conditions.hpp"
-#include "passes/rules/rule.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/rules/conditions.hpp"
+#include "minigrad/passes/rules/rule.hpp"
 
 namespace mg::passes {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::passes {
 

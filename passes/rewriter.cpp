@@ -1,7 +1,7 @@
 // The shared old -> new graph walk; see rewriter.hpp.
-#include "passes/rewriter.hpp"
+#include "minigrad/passes/rewriter.hpp"
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::passes {
 

@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::passes {
 

@@ -1,16 +1,16 @@
 // The interpreter: runs a planned graph by calling each node's registry kernel. Slot
 // buffers persist across runs (allocated once); returned outputs are fresh arrays.
-#include "runtime/interpreter.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 #include <mutex>
 #include <unordered_map>
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/verifier.hpp"
-#include "runtime/memory_plan.hpp"
-#include "runtime/view_plan.hpp"
-#include "runtime/c99/jit.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/runtime/memory_plan.hpp"
+#include "minigrad/runtime/view_plan.hpp"
+#include "minigrad/runtime/c99/jit.hpp"
 
 namespace mg::rt {
 
@@ -93,7 +93,15 @@ std::vector<Array> Executable::Impl::run(std::span<const Array> positional, cons
       for (auto& [name, arr] : *named) {
         bool known = false;
         for (auto id : inputs) known |= graph->node(id).name == name;
-        if (!known) throw UserError("unknown input '" + name + "': the graph has no input of that name");
+        if (!known) {
+          std::string valid;  // what may be fed: every input that is not persistent state
+          for (auto id : inputs) {
+            bool is_state = false;
+            for (auto& st : state) is_state |= st.input == id;
+            if (!is_state) valid += (valid.empty() ? "" : ", ") + graph->node(id).name;
+          }
+          throw UserError("unknown input '" + name + "'; the inputs to feed are: " + valid);
+        }
       }
   } else {
     MG_ASSERT(positional.size() >= inputs.size() - state.size(), "region called with too few arguments");

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/graph.hpp"
-#include "runtime/backend.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/runtime/backend.hpp"
 
 namespace mg::rt {
 

@@ -1,5 +1,5 @@
 // Liveness-based slot assignment; see memory_plan.hpp.
-#include "runtime/memory_plan.hpp"
+#include "minigrad/runtime/memory_plan.hpp"
 
 #include <algorithm>
 

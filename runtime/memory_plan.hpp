@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::rt {
 

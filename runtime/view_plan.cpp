@@ -1,9 +1,9 @@
 // Which view nodes consumers read in place; see view_plan.hpp.
-#include "runtime/view_plan.hpp"
+#include "minigrad/runtime/view_plan.hpp"
 
 #include <utility>
 
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::rt {
 

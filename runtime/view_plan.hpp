@@ -6,8 +6,8 @@
 #pragma once
 #include <vector>
 
-#include "ir/emit_c.hpp"
-#include "ir/graph.hpp"
+#include "minigrad/ir/emit_c.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::rt {
 

@@ -10,7 +10,7 @@ packages=(
   libxtensor-dev libxsimd-dev libopenblas-dev libopenblas-openmp-dev libboost-dev
   libz3-dev libgraphviz-dev libgtest-dev nlohmann-json3-dev
   libboost-program-options-dev python3-numpy
-  zlib1g-dev dataset-fashion-mnist
+  zlib1g-dev dataset-fashion-mnist ccache
   clang gcc-arm-none-eabi libnewlib-arm-none-eabi  # C99 export tests: clang, Cortex-M4 cross-compile
 )
 missing=()
@@ -28,7 +28,9 @@ fi
 if [ ! -f build/build.ninja ]; then
   echo "== configuring ./build (release)"
   rm -rf build
-  meson setup build --buildtype=release "$@"
+  # Every optional part enabled: a missing Z3, gtest or Graphviz fails here, never skips tests.
+  meson setup build --buildtype=release -Dtests=enabled -Dexamples=enabled -Dbench=enabled \
+    -Dtool=enabled -Dgraphviz=enabled -Dz3=enabled "$@"
 fi
 echo "== building"
 ninja -C build

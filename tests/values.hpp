@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "ir/array.hpp"
+#include "minigrad/ir/array.hpp"
 
 namespace mg::testing {
 

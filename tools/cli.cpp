@@ -6,11 +6,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "ir/errors.hpp"
-#include "ir/parser.hpp"
-#include "ir/verifier.hpp"
-#include "passes/grad.hpp"
-#include "runtime/io/npy.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/parser.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/io/npy.hpp"
 
 namespace mg::tools {
 

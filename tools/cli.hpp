@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/graph.hpp"
+#include "minigrad/ir/graph.hpp"
 
 namespace mg::tools {
 

@@ -2,7 +2,7 @@
 // exit codes (0 ok, 1 user error, 2 bad usage, 3 internal error). Nothing else lives here.
 #include <iostream>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 #include "tools/cli.hpp"
 
 int main(int argc, char** argv) {

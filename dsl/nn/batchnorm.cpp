@@ -1,9 +1,9 @@
 // Batch normalisation; see batchnorm.hpp.
-#include "dsl/nn/batchnorm.hpp"
+#include "minigrad/dsl/nn/batchnorm.hpp"
 
-#include "dsl/expr.hpp"
-#include "dsl/tensor_methods.hpp"
-#include "ir/errors.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/tensor_methods.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::nn {
 

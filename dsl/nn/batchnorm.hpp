@@ -4,7 +4,7 @@
 // (1 - momentum) * running + momentum * batch (unbiased variance), stored by the training
 // step; in eval (`training = false`) the running statistics normalise.
 #pragma once
-#include "dsl/nn/parameter.hpp"
+#include "minigrad/dsl/nn/parameter.hpp"
 
 namespace mg::nn {
 

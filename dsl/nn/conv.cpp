@@ -1,10 +1,10 @@
 // Convolution and pooling in the DSL; the ops and their VJPs live in ir/ops/nn.cpp.
-#include "dsl/nn/conv.hpp"
+#include "minigrad/dsl/nn/conv.hpp"
 
-#include "dsl/expr.hpp"
-#include "dsl/tensor_methods.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops/nn.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/tensor_methods.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/nn.hpp"
 
 namespace mg::nn {
 

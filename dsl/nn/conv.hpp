@@ -3,7 +3,7 @@
 #pragma once
 #include <array>
 
-#include "dsl/nn/parameter.hpp"
+#include "minigrad/dsl/nn/parameter.hpp"
 
 namespace mg::nn {
 

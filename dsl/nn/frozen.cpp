@@ -3,9 +3,9 @@
 #include <map>
 #include <utility>
 
-#include "dsl/nn/train.hpp"
-#include "ir/errors.hpp"
-#include "passes/rewriter.hpp"
+#include "minigrad/dsl/nn/train.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/passes/rewriter.hpp"
 
 namespace mg::nn {
 
@@ -15,9 +15,9 @@ Executable compile_frozen(const Graph& g, std::vector<Tensor> outputs, const std
   std::map<ir::NodeId, const Parameter*> param_of;  // bound input node -> its parameter
   for (const Parameter* p : params) {
     if (!p->tensor.valid() || &p->tensor.graph() != &src)
-      throw UserError("compile_frozen: parameter '" + p->name + "' is not bound to this graph (nn::bind)");
-    if (p->value.type() != p->tensor.value().type())
-      throw UserError("compile_frozen: parameter '" + p->name + "' holds " + to_string(p->value.type()) +
+      throw UserError("compile_frozen: parameter '" + p->name() + "' is not bound to this graph (nn::bind)");
+    if (p->value().type() != p->tensor.value().type())
+      throw UserError("compile_frozen: parameter '" + p->name() + "' holds " + to_string(p->value().type()) +
                       " but the graph reads " + to_string(p->tensor.value().type()));
     param_of[p->tensor.value().id] = p;
   }
@@ -41,7 +41,7 @@ Executable compile_frozen(const Graph& g, std::vector<Tensor> outputs, const std
       auto p = param_of.find(old.inputs[k]);
       if (p == param_of.end()) continue;
       auto [c, fresh] = constant_of.try_emplace(p->first);
-      if (fresh) c->second = rw.dst().add_constant(p->second->value.clone(), rw.src().node(p->first).loc);
+      if (fresh) c->second = rw.dst().add_constant(p->second->value().clone(), rw.src().node(p->first).loc);
       operands[k] = c->second;
       changed = true;
     }

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <random>
 
-#include "dsl/nn/parameter.hpp"
+#include "minigrad/dsl/nn/parameter.hpp"
 
 namespace mg::nn {
 

@@ -1,8 +1,8 @@
 // Layer forward functions; see layers.hpp.
-#include "dsl/nn/layers.hpp"
+#include "minigrad/dsl/nn/layers.hpp"
 
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
 
 namespace mg::nn {
 
@@ -82,7 +82,7 @@ Tensor Dropout::operator()(const Tensor& x, Loc loc) const {
   if (!is_float(x.dtype())) throw ShapeError("Dropout: expects a float input, got " + to_string(x.type()), ambient_loc());
   Tensor mask(ir::make_op(ir::op("dropout_mask"), {counter.tensor.value()},
                           {{"shape", x.shape()}, {"dtype", x.dtype()},
-                           {"seed", static_cast<std::int64_t>(hash_name(0, counter.name) >> 1)}, {"p", p}}));
+                           {"seed", static_cast<std::int64_t>(hash_name(0, counter.name()) >> 1)}, {"p", p}}));
   counter.update = Tensor(counter.tensor + 1, loc);
   return Tensor(x * mask, loc);
 }

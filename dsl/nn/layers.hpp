@@ -8,11 +8,11 @@
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 
-#include "dsl/expr.hpp"
-#include "dsl/functions.hpp"
-#include "dsl/nn/module.hpp"
-#include "dsl/nn/parameter.hpp"
-#include "dsl/tensor_methods.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/functions.hpp"
+#include "minigrad/dsl/nn/module.hpp"
+#include "minigrad/dsl/nn/parameter.hpp"
+#include "minigrad/dsl/tensor_methods.hpp"
 
 namespace mg::nn {
 
@@ -95,10 +95,16 @@ template <class... Ms>
 struct Sequential {
   boost::hana::tuple<Ms...> layers;
   explicit Sequential(Ms... ms) : layers(std::move(ms)...) {}
-  Tensor operator()(const Tensor& x) const {
-    return boost::hana::fold_left(layers, x, [](const Tensor& acc, const auto& m) { return Tensor(m(acc)); });
+  // Each layer is built at the caller's line (layers that take a Loc get it), so a shape
+  // error names the line that called the Sequential, not this header.
+  Tensor operator()(const Tensor& x, Loc loc = Loc::current()) const {
+    return boost::hana::fold_left(layers, x, [&](const Tensor& acc, const auto& m) {
+      if constexpr (requires { m(acc, loc); }) return Tensor(m(acc, loc), loc);
+      else return Tensor(m(acc), loc);
+    });
   }
   template <class F> void for_each_parameter(F&& f);
+  template <class F> void for_each_submodule(F&& f) { boost::hana::for_each(layers, [&](auto& m) { f(m); }); }
 };
 
 template <class... Ms>

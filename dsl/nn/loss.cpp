@@ -1,12 +1,12 @@
 // Losses; see loss.hpp. Written with the DSL, so each is a handful of IR nodes.
-#include "dsl/nn/loss.hpp"
+#include "minigrad/dsl/nn/loss.hpp"
 
 #include <cmath>
 
-#include "dsl/expr.hpp"
-#include "dsl/functions.hpp"
-#include "dsl/tensor_methods.hpp"
-#include "ir/errors.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/functions.hpp"
+#include "minigrad/dsl/tensor_methods.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::nn {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "dsl/tensor.hpp"
+#include "minigrad/dsl/tensor.hpp"
 
 namespace mg::nn {
 

@@ -19,8 +19,8 @@
 #include <boost/hana/string.hpp>
 #include <boost/hana/core/to.hpp>
 
-#include "dsl/graph.hpp"
-#include "dsl/nn/parameter.hpp"
+#include "minigrad/dsl/graph.hpp"
+#include "minigrad/dsl/nn/parameter.hpp"
 
 namespace mg::nn {
 
@@ -45,17 +45,55 @@ void for_each_parameter(M& m, F&& f, const std::string& prefix = "") {
   }
 }
 
-// Binds every parameter of `m` to a new input of `g` named by its dotted path and draws
-// its initial value from `seed` (keyed by name). After this, calling the model builds IR.
+// Binds every parameter of `m` to a new input of `g` named by its dotted path. A parameter
+// without a value draws its initial one from `seed` (keyed by name); one that already has a
+// value keeps it, so binding a trained model to a second graph (an eval graph, a new batch
+// size) reuses the trained weights. nn::reset_parameters draws afresh. After this, calling
+// the model builds IR in `g`.
 template <class M>
 void bind(M& m, Graph& g, std::uint64_t seed = 0, Loc loc = Loc::current()) {
   for_each_parameter(m, [&](const std::string& name, Parameter& p) {
-    p.name = name;
+    p.storage->name = name;
     p.tensor = g.input(name, p.dtype, p.shape, loc);  // parameters point at the user's bind line
-    p.value = p.init(Type{p.dtype, p.shape}, hash_name(seed, name));
+    if (!p.has_value()) p.storage->value = p.init(Type{p.dtype, p.shape}, hash_name(seed, name));
     p.update = Tensor();
   });
 }
+
+// Draws every parameter's value afresh from `seed`, as a first bind does (buffers too).
+template <class M>
+void reset_parameters(M& m, std::uint64_t seed = 0) {
+  for_each_parameter(m, [&](const std::string& name, Parameter& p) {
+    p.storage->name = name;
+    p.storage->value = p.init(Type{p.dtype, p.shape}, hash_name(seed, name));
+  });
+}
+
+// Calls f(module&) for `m` and every module inside it (reflected members, Sequential's
+// layers, any module with for_each_submodule), parents first.
+template <class M, class F>
+void for_each_module(M& m, F&& f) {
+  namespace hana = boost::hana;
+  f(m);
+  if constexpr (requires { m.for_each_submodule(f); }) {
+    m.for_each_submodule([&](auto& sub) { for_each_module(sub, f); });
+  } else if constexpr (ReflectedModule<M>) {
+    hana::for_each(hana::accessors<M>(), [&](auto pair) { for_each_module(hana::second(pair)(m), f); });
+  }
+}
+
+// Training or evaluation mode for `m` and every module inside it, as torch's
+// model.train() / model.eval(): Dropout drops only in training, BatchNorm normalises with
+// batch statistics in training and running statistics in eval. Build the graph after
+// switching: the mode is read when the forward pass is built.
+template <class M>
+void train(M& m, bool on = true) {
+  for_each_module(m, [on](auto& x) {
+    if constexpr (requires { x.training = on; }) x.training = on;
+  });
+}
+template <class M>
+void eval(M& m) { train(m, false); }
 
 template <class M>
 std::vector<Parameter*> parameters(M& m, bool include_buffers = false) {

@@ -1,12 +1,12 @@
 // Optimizer update rules; see optim.hpp. Each mirrors torch.optim's single-tensor path.
-#include "dsl/nn/optim.hpp"
+#include "minigrad/dsl/nn/optim.hpp"
 
 #include <cmath>
 
-#include "dsl/expr.hpp"
-#include "dsl/functions.hpp"
-#include "dsl/tensor_methods.hpp"
-#include "ir/errors.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/functions.hpp"
+#include "minigrad/dsl/tensor_methods.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::nn {
 
@@ -14,7 +14,7 @@ Tensor OptimContext::lr(DType dtype) const { return cast(lr_, dtype); }
 Tensor OptimContext::step(DType dtype) const { return cast(step_, dtype); }
 
 Tensor OptimContext::state(const Parameter& p, const std::string& slot, double init) {
-  std::string name = "optim." + p.name + "." + slot;
+  std::string name = "optim." + p.name() + "." + slot;
   Tensor t = g_.input(name, p.dtype, p.shape);
   slots_.push_back({name, t, Tensor(), Array::full(Type{p.dtype, p.shape}, init)});
   return t;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dsl/graph.hpp"
-#include "dsl/nn/parameter.hpp"
+#include "minigrad/dsl/graph.hpp"
+#include "minigrad/dsl/nn/parameter.hpp"
 
 namespace mg::nn {
 

@@ -1,27 +1,29 @@
 // The one-graph training step; see train.hpp.
-#include "dsl/nn/train.hpp"
+#include "minigrad/dsl/nn/train.hpp"
 
+#include <algorithm>
 #include <utility>
 
-#include "dsl/autodiff.hpp"
-#include "dsl/expr.hpp"
-#include "dsl/functions.hpp"
-#include "dsl/tensor_methods.hpp"
-#include "ir/errors.hpp"
-#include "ir/printer.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/dsl/autodiff.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/functions.hpp"
+#include "minigrad/dsl/tensor_methods.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/interpreter.hpp"
+#include "minigrad/runtime/io/safetensors.hpp"
 
 namespace mg::nn {
 
 TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> params, UpdateRule rule, double base_lr,
                      TrainOptions options)
-    : graph_(g.shared()), params_(std::move(params)), base_lr_(base_lr), options_(std::move(options)) {
+    : graph_(g.shared()), base_lr_(base_lr), options_(std::move(options)) {
   if (!loss.valid() || loss.rank() != 0 || !is_float(loss.dtype()))
     throw UserError("compile_train: the loss must be a float scalar", ambient_loc());
   std::vector<Tensor> trainable;
-  for (Parameter* p : params_) {
+  for (Parameter* p : params) {
     if (!p->tensor.valid() || &p->tensor.graph() != graph_.get())
-      throw UserError("compile_train: parameter '" + p->name + "' is not bound to this graph (nn::bind)");
+      throw UserError("compile_train: parameter '" + p->name() + "' is not bound to this graph (nn::bind)");
     if (p->trainable) trainable.push_back(p->tensor);
   }
   if (trainable.empty()) throw UserError("compile_train: the model has no trainable parameters");
@@ -45,12 +47,13 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
   std::vector<rt::StateUpdate> state;
   std::vector<std::pair<std::string, Array>> initial;
   std::size_t k = 0;
-  for (Parameter* p : params_) {
+  for (Parameter* p : params) {
+    params_.push_back(p->storage);
     Tensor next = p->trainable ? rule(ctx, *p, grads[k++]) : (p->update.valid() ? p->update : p->tensor);
     if (next.type() != p->tensor.type())
-      throw UserError("compile_train: the update of '" + p->name + "' has type " + to_string(next.type()));
+      throw UserError("compile_train: the update of '" + p->name() + "' has type " + to_string(next.type()));
     state.push_back({p->tensor.value().id, next.value().id});
-    initial.emplace_back(p->name, p->value);
+    initial.emplace_back(p->name(), p->value());
   }
   for (auto& slot : ctx.slots()) {
     if (!slot.next.valid()) throw UserError("optimizer state '" + slot.name + "' has no update (a bug in the rule)");
@@ -112,13 +115,64 @@ std::vector<Array> TrainStep::run_all(const std::vector<Feed>& batch) {
 double TrainStep::run(const std::vector<Feed>& batch) { return run_all(batch)[0].at(0); }
 
 void TrainStep::sync_model() {
-  for (Parameter* p : params_) p->value = exe_->state(p->name);
+  for (auto& p : params_) p->value = exe_->state(p->name);
 }
 
 std::map<std::string, Array> TrainStep::parameters() const {
   std::map<std::string, Array> out;
-  for (Parameter* p : params_) out[p->name] = exe_->state(p->name);
+  for (auto& p : params_) out[p->name] = exe_->state(p->name);
   return out;
+}
+
+namespace {
+constexpr const char* kStepsKey = "train.steps_done";
+}
+
+std::map<std::string, Array> TrainStep::state_dict() const {
+  std::map<std::string, Array> out;
+  for (const std::string& name : exe_->state_names()) out[name] = exe_->state(name);
+  out[kStepsKey] = Array::scalar(i64, static_cast<double>(steps_));
+  return out;
+}
+
+void TrainStep::load_state_dict(const std::map<std::string, Array>& state) {
+  std::vector<std::string> names = exe_->state_names();
+  names.push_back(kStepsKey);
+  std::string missing, unexpected, mismatched;
+  for (const std::string& name : names) {
+    auto it = state.find(name);
+    if (it == state.end()) {
+      missing += (missing.empty() ? "" : ", ") + name;
+      continue;
+    }
+    const Type want = name == kStepsKey ? Type{i64, {}} : exe_->state(name).type();
+    if (!it->second.valid() || it->second.type() != want)
+      mismatched += (mismatched.empty() ? "" : "; ") + name + ": expected " + to_string(want) + ", got " +
+                    (it->second.valid() ? to_string(it->second.type()) : "no data");
+  }
+  for (const auto& [name, value] : state)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      unexpected += (unexpected.empty() ? "" : ", ") + name;
+  if (!missing.empty() || !unexpected.empty() || !mismatched.empty())
+    throw UserError("load_state_dict: the state does not match this training step" +
+                    (missing.empty() ? "" : "\n  missing keys: " + missing) +
+                    (unexpected.empty() ? "" : "\n  unexpected keys: " + unexpected) +
+                    (mismatched.empty() ? "" : "\n  type mismatches: " + mismatched));
+  for (const std::string& name : exe_->state_names()) exe_->set_state(name, state.at(name).clone());
+  steps_ = static_cast<std::int64_t>(state.at(kStepsKey).at(0));
+  sync_model();
+}
+
+void TrainStep::save(const std::string& path) const {
+  io::save_safetensors(path, state_dict(), {{"format", "minigrad.train_state"}, {"steps_done", std::to_string(steps_)}});
+}
+
+void TrainStep::load(const std::string& path) {
+  try {
+    load_state_dict(io::load_safetensors(path).tensors);
+  } catch (const UserError& e) {
+    throw UserError(path + ": " + e.what());
+  }
 }
 
 void TrainStep::load_parameters(const std::map<std::string, Array>& values) {
@@ -134,7 +188,7 @@ std::string TrainStep::ir_text() const { return ir::to_text(*graph_, roots_); }
 Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params,
                                    Backend backend) {
   Executable exe = compile(g, std::move(outputs), backend);
-  for (Parameter* p : params) exe.bind(p->name, p->value);
+  for (Parameter* p : params) exe.bind_live(p->name(), std::shared_ptr<const Array>(p->storage, &p->storage->value));
   return exe;
 }
 

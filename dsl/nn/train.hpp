@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "dsl/compile.hpp"
-#include "dsl/nn/module.hpp"
-#include "dsl/nn/optim.hpp"
-#include "passes/pass_manager.hpp"
+#include "minigrad/dsl/compile.hpp"
+#include "minigrad/dsl/nn/module.hpp"
+#include "minigrad/dsl/nn/optim.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 
 namespace mg::rt { class Executable; }
 
@@ -49,6 +49,18 @@ class TrainStep {
   // Current parameter values by dotted name (also written back to the model's Parameters).
   std::map<std::string, Array> parameters() const;
   void load_parameters(const std::map<std::string, Array>& values);  // type-checked
+
+  // The whole training state: parameters and buffers (Dropout's random-stream counters
+  // among them), optimizer state ("optim.<param>.<slot>", "optim.step") and the number of
+  // steps done ("train.steps_done", which the learning-rate schedule is a function of).
+  // Loading it into a step built the same way and running on gives bit-identical results
+  // to never having stopped. load_state_dict is strict: a missing or unexpected key or a
+  // type mismatch is a UserError listing every one; nothing is changed then.
+  std::map<std::string, Array> state_dict() const;
+  void load_state_dict(const std::map<std::string, Array>& state);
+  // The state dict as one SafeTensors file (written atomically), and back.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
   const rt::Executable& executable() const;
   std::string ir_text() const;  // the whole step: forward, backward and updates
   const std::vector<ir::NodeId>& roots() const { return roots_; }  // what one step computes
@@ -59,9 +71,10 @@ class TrainStep {
  private:
   void sync_model();
   std::shared_ptr<ir::Graph> graph_;
+  // The parameters' shared storage (not the model: it may move or die after compiling).
+  std::vector<std::shared_ptr<ParameterStorage>> params_;
   std::unique_ptr<ir::Graph> optimized_;  // null without passes
   std::vector<passes::PassStats> pass_stats_;
-  std::vector<Parameter*> params_;
   std::unique_ptr<rt::Executable> exe_;
   std::vector<ir::NodeId> roots_;  // outputs and state updates: what one step computes
   double base_lr_;
@@ -76,7 +89,9 @@ TrainStep compile_train(Graph& g, const Tensor& loss, M& model, Opt opt, TrainOp
                    opt.lr, std::move(options));
 }
 
-// An executable for inference with the parameters' current values bound as inputs.
+// An executable for inference with the parameters bound as inputs. It shares their storage:
+// every run reads the current values (after more training, too), and it stays valid when
+// the model moves or dies.
 Executable compile_with_parameters(const Graph& g, std::vector<Tensor> outputs, const std::vector<Parameter*>& params,
                                    Backend backend = Backend::interpreter);
 template <class M>

@@ -1,13 +1,16 @@
-// The one header for users: the DSL (graphs, tensors, expressions, autodiff, compile)
-// plus xtensor interop. Library code includes the narrower headers instead.
+// The one header for users: the DSL (graphs, tensors, expressions, autodiff, compile), the
+// executables, file I/O (minigrad/io.hpp) and xtensor interop (minigrad/xtensor.hpp). The nn
+// stack is <minigrad/nn.hpp> (Hana reflection is heavy).
 #pragma once
-#include "dsl/autodiff.hpp"
-#include "dsl/compile.hpp"
-#include "dsl/expr.hpp"
-#include "dsl/functions.hpp"
-#include "dsl/graph.hpp"
-#include "dsl/tensor.hpp"
-#include "dsl/tensor_methods.hpp"
-#include "ir/errors.hpp"
-#include "ir/printer.hpp"
+#include "minigrad/dsl/autodiff.hpp"
+#include "minigrad/dsl/compile.hpp"
+#include "minigrad/dsl/expr.hpp"
+#include "minigrad/dsl/functions.hpp"
+#include "minigrad/dsl/graph.hpp"
+#include "minigrad/dsl/tensor.hpp"
+#include "minigrad/dsl/tensor_methods.hpp"
+#include "minigrad/io.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 #include "minigrad/xtensor.hpp"

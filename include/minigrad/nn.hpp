@@ -4,11 +4,13 @@
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/define_struct.hpp>
 
-#include "dsl/nn/batchnorm.hpp"
-#include "dsl/nn/conv.hpp"
-#include "dsl/nn/layers.hpp"
-#include "dsl/nn/loss.hpp"
-#include "dsl/nn/module.hpp"
-#include "dsl/nn/optim.hpp"
-#include "dsl/nn/parameter.hpp"
-#include "dsl/nn/train.hpp"
+#include "minigrad/dsl/nn/batchnorm.hpp"
+#include "minigrad/dsl/nn/checkpoint.hpp"
+#include "minigrad/dsl/nn/conv.hpp"
+#include "minigrad/dsl/nn/evaluator.hpp"
+#include "minigrad/dsl/nn/layers.hpp"
+#include "minigrad/dsl/nn/loss.hpp"
+#include "minigrad/dsl/nn/module.hpp"
+#include "minigrad/dsl/nn/optim.hpp"
+#include "minigrad/dsl/nn/parameter.hpp"
+#include "minigrad/dsl/nn/train.hpp"

@@ -8,7 +8,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xexpression.hpp>
 
-#include "dsl/compile.hpp"
+#include "minigrad/dsl/compile.hpp"
 
 namespace mg {
 

@@ -2,8 +2,8 @@
 // Operands have identical types: broadcasting is an explicit broadcast_to upstream.
 #include <cmath>
 
-#include "ir/ops/elementwise_kernel.hpp"
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/ops/elementwise_kernel.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
 

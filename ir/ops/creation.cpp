@@ -9,8 +9,8 @@
 #include <limits>
 #include <random>
 
-#include "ir/errors.hpp"
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
 

@@ -11,8 +11,8 @@
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xoperation.hpp>
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::ir::kernels {
 

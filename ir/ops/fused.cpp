@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ir/errors.hpp"
-#include "ir/ops/fused_body.hpp"
-#include "ir/ops/fused_tasks.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/fused_body.hpp"
+#include "minigrad/ir/ops/fused_tasks.hpp"
 
 namespace mg::ir {
 

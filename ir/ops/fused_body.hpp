@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir::fused {
 

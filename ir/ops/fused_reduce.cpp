@@ -7,10 +7,10 @@
 // each element exactly as it does over a whole buffer. Knows no op by name.
 #include <algorithm>
 
-#include "ir/ops/fused_body.hpp"
-#include "ir/ops/fused_tasks.hpp"
-#include "ir/ops/reduce_c.hpp"
-#include "ir/ops/reduce_kernel.hpp"
+#include "minigrad/ir/ops/fused_body.hpp"
+#include "minigrad/ir/ops/fused_tasks.hpp"
+#include "minigrad/ir/ops/reduce_c.hpp"
+#include "minigrad/ir/ops/reduce_kernel.hpp"
 
 namespace mg::ir {
 

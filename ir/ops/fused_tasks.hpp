@@ -4,7 +4,7 @@
 #include <exception>
 #include <mutex>
 
-#include "ir/ops/fused_body.hpp"
+#include "minigrad/ir/ops/fused_body.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -7,8 +7,8 @@
 #include <climits>
 #include <cstring>
 
-#include "ir/errors.hpp"
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
 

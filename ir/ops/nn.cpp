@@ -5,14 +5,14 @@
 //   other two. max_pool2d_grad / max_pool2d_select route / pick values at each window's
 //   argmax (each the other's adjoint); avg_pool2d and avg_pool2d_grad are adjoint.
 // Kernels live in nn_conv_kernels.cpp and nn_pool_kernels.cpp.
-#include "ir/ops/nn.hpp"
+#include "minigrad/ir/ops/nn.hpp"
 
 #include <algorithm>
 #include <numeric>
 #include <random>
 
-#include "ir/ops/nn_kernels.hpp"
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/ops/nn_kernels.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
 

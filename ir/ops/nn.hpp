@@ -3,7 +3,7 @@
 // *_select ops are what the VJPs are made of (so grad of grad works); a model only needs
 // conv2d, max_pool2d and avg_pool2d. Bias is not part of conv2d (add it with broadcasting).
 #pragma once
-#include "ir/ops.hpp"
+#include "minigrad/ir/ops.hpp"
 
 namespace mg::ir {
 

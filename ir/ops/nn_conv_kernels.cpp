@@ -13,8 +13,8 @@
 
 #include <omp.h>
 
-#include "ir/errors.hpp"
-#include "ir/ops/nn_kernels.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/nn_kernels.hpp"
 
 namespace mg::ir::nn {
 

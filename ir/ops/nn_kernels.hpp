@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::ir::nn {
 

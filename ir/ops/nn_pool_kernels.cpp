@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ir/errors.hpp"
-#include "ir/ops/nn_kernels.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/nn_kernels.hpp"
 
 namespace mg::ir::nn {
 

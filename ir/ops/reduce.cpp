@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ir/ops/reduce_c.hpp"
-#include "ir/ops/reduce_kernel.hpp"
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/ops/reduce_c.hpp"
+#include "minigrad/ir/ops/reduce_kernel.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 // GCC 12 flags its own AVX-512 intrinsics (`__m512d __Y = __Y;`) as uninitialised when
 // xsimd's exp is not inlined: the false positive meson.build notes, here as -Wuninitialized.

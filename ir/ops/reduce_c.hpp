@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::ir {
 

@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/attrs.hpp"
-#include "ir/errors.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/attrs.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::ir::kernels {
 

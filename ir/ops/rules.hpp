@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.hpp"
-#include "ir/ops.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops.hpp"
 
 namespace mg::ir::rules {
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "ir/ops/rules.hpp"
-#include "ir/ops/strided_copy.hpp"
+#include "minigrad/ir/ops/rules.hpp"
+#include "minigrad/ir/ops/strided_copy.hpp"
 
 namespace mg::ir {
 

@@ -8,10 +8,10 @@
 // xsimd's exp is not inlined: the false positive meson.build notes, here as -Wuninitialized.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#include "ir/ops/elementwise_kernel.hpp"
+#include "minigrad/ir/ops/elementwise_kernel.hpp"
 #pragma GCC diagnostic pop
-#include "ir/ops/reduce_kernel.hpp"
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/ops/reduce_kernel.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
 

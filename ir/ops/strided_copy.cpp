@@ -2,7 +2,7 @@
 // contiguous in both layouts), then walk the outer rows with an odometer and copy each
 // inner row with a loop specialised on the element size. Offsets are kept as integers and
 // turned into pointers only for elements that exist (negative strides walk backwards).
-#include "ir/ops/strided_copy.hpp"
+#include "minigrad/ir/ops/strided_copy.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <omp.h>
 #endif
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::ir::kernels {
 

@@ -2,8 +2,8 @@
 // VJPs use the forward result where that is cheaper (exp, tanh, sigmoid, sqrt).
 #include <cmath>
 
-#include "ir/ops/elementwise_kernel.hpp"
-#include "ir/ops/rules.hpp"
+#include "minigrad/ir/ops/elementwise_kernel.hpp"
+#include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/graph.hpp"
-#include "passes/rules/rule.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/passes/rules/rule.hpp"
 
 namespace mg::passes::rules {
 

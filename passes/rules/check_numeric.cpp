@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "ir/errors.hpp"
-#include "passes/rewrite.hpp"
-#include "passes/rules/check.hpp"
-#include "passes/rules/examples.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/passes/rewrite.hpp"
+#include "minigrad/passes/rules/check.hpp"
+#include "minigrad/passes/rules/examples.hpp"
 
 namespace mg::passes::rules {
 

@@ -10,10 +10,10 @@
 #include <map>
 #include <optional>
 
-#include "ir/builder.hpp"
-#include "ir/errors.hpp"
-#include "passes/rules/check.hpp"
-#include "passes/rules/conditions.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/passes/rules/check.hpp"
+#include "minigrad/passes/rules/conditions.hpp"
 
 namespace mg::passes::rules {
 

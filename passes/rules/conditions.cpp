@@ -1,5 +1,5 @@
 // The precondition and attribute-function tables (see conditions.hpp).
-#include "passes/rules/conditions.hpp"
+#include "minigrad/passes/rules/conditions.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,9 +8,9 @@
 #include <span>
 #include <string_view>
 
-#include "ir/attrs.hpp"
-#include "ir/smt.hpp"
-#include "ir/type.hpp"
+#include "minigrad/ir/attrs.hpp"
+#include "minigrad/ir/smt.hpp"
+#include "minigrad/ir/type.hpp"
 
 namespace mg::passes::rules {
 

@@ -1,12 +1,12 @@
 // The rule examples (see examples.hpp) and how they become graphs.
-#include "passes/rules/examples.hpp"
+#include "minigrad/passes/rules/examples.hpp"
 
 #include <cmath>
 #include <map>
 
-#include "ir/builder.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
 
 namespace mg::passes::rules {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/graph.hpp"
-#include "passes/rules/rule.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/passes/rules/rule.hpp"
 
 namespace mg::passes::rules {
 

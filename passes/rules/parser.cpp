@@ -14,8 +14,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "ir/errors.hpp"
-#include "passes/rules/rule.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/passes/rules/rule.hpp"
 
 namespace mg::passes::rules::ast {
 namespace x3 = boost::spirit::x3;

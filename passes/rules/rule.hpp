@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ir/attrs.hpp"
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/attrs.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::passes::rules {
 

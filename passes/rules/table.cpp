@@ -5,7 +5,7 @@
 // structural = tensor-level data movement, checked by shape rules and a numeric test.
 // Elementwise rules apply to float (and bool) values only: i64 arithmetic wraps and is
 // not what the proofs model.
-#include "passes/rules/rule.hpp"
+#include "minigrad/passes/rules/rule.hpp"
 
 namespace mg::passes::rules {
 

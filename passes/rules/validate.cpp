@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "ir/errors.hpp"
-#include "ir/printer.hpp"
-#include "passes/rules/conditions.hpp"
-#include "passes/rules/rule.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/passes/rules/conditions.hpp"
+#include "minigrad/passes/rules/rule.hpp"
 
 namespace mg::passes::rules {
 

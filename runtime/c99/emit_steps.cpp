@@ -2,11 +2,11 @@
 // are one flat loop whose body computes the inlined chain into `const` temporaries, then
 // stores the result; other steps write the loop nest their registry entry gives (with
 // views read in place and the step's arena scratch, see schedule.hpp).
-#include "runtime/c99/emit_steps.hpp"
+#include "minigrad/runtime/c99/emit_steps.hpp"
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/printer.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/printer.hpp"
 
 namespace mg::rt::c99 {
 

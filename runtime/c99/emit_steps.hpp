@@ -3,8 +3,8 @@
 #include <functional>
 #include <string>
 
-#include "ir/emit_c.hpp"
-#include "runtime/c99/schedule.hpp"
+#include "minigrad/ir/emit_c.hpp"
+#include "minigrad/runtime/c99/schedule.hpp"
 
 namespace mg::rt::c99 {
 

@@ -1,12 +1,12 @@
 // Standalone export; see export.hpp.
-#include "runtime/c99/export.hpp"
+#include "minigrad/runtime/c99/export.hpp"
 
 #include <filesystem>
 #include <fstream>
 
-#include "ir/errors.hpp"
-#include "ir/verifier.hpp"
-#include "runtime/io/safetensors.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/runtime/io/safetensors.hpp"
 
 namespace mg::rt::c99 {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/c99/module.hpp"
+#include "minigrad/runtime/c99/module.hpp"
 
 namespace mg::rt::c99 {
 

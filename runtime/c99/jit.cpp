@@ -1,5 +1,5 @@
 // cc + dlopen behind rt::Executable; see jit.hpp.
-#include "runtime/c99/jit.hpp"
+#include "minigrad/runtime/c99/jit.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <map>
 #include <mutex>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::rt::c99 {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/graph.hpp"
-#include "runtime/c99/module.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/runtime/c99/module.hpp"
 
 namespace mg::rt::c99 {
 

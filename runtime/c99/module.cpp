@@ -1,16 +1,16 @@
 // The translation unit's layout: includes, the OpenMP guard, support functions the ops
 // asked for, constants and embedded weights, the arena, and the entry function (pointer
 // declarations, the steps, copies into outputs that live elsewhere). See module.hpp.
-#include "runtime/c99/module.hpp"
+#include "minigrad/runtime/c99/module.hpp"
 
 #include <cctype>
 #include <map>
 #include <set>
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "runtime/c99/emit_steps.hpp"
-#include "runtime/c99/schedule.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/runtime/c99/emit_steps.hpp"
+#include "minigrad/runtime/c99/schedule.hpp"
 
 namespace mg::rt::c99 {
 

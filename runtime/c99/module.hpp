@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/graph.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg::rt::c99 {
 

@@ -1,10 +1,10 @@
 // Inlining decisions and the arena plan; see schedule.hpp.
-#include "runtime/c99/schedule.hpp"
+#include "minigrad/runtime/c99/schedule.hpp"
 
 #include <algorithm>
 
-#include "ir/op_registry.hpp"
-#include "runtime/memory_plan.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/runtime/memory_plan.hpp"
 
 namespace mg::rt::c99 {
 

@@ -8,9 +8,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "ir/emit_c.hpp"
-#include "ir/graph.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/emit_c.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg::rt::c99 {
 

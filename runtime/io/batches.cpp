@@ -1,11 +1,11 @@
 // Seeded permutations, row gathering, the batch loader and mean/std normalisation.
-#include "runtime/io/batches.hpp"
+#include "minigrad/runtime/io/batches.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::io {
 

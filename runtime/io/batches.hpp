@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "ir/array.hpp"
+#include "minigrad/ir/array.hpp"
 
 namespace mg::io {
 

@@ -1,7 +1,7 @@
 // IDX reading through zlib's gz* API, which also reads plain files transparently. The
 // header's claimed size is never allocated up front: data is read in chunks and grows with
 // what the file really holds, so a lying header costs no more memory than the file.
-#include "runtime/io/idx.hpp"
+#include "minigrad/runtime/io/idx.hpp"
 
 #include <zlib.h>
 
@@ -13,7 +13,7 @@
 #include <limits>
 #include <vector>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::io {
 

@@ -11,7 +11,7 @@
 //  - rejects big-endian files.
 // So the frame and the header dict are read here, strictly; Fortran-order data is still
 // reordered by xtensor (an assignment between a column-major and a row-major adaptor).
-#include "runtime/io/npy.hpp"
+#include "minigrad/runtime/io/npy.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -24,7 +24,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xnpy.hpp>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::io {
 

@@ -7,7 +7,7 @@
 #pragma once
 #include <string>
 
-#include "ir/array.hpp"
+#include "minigrad/ir/array.hpp"
 
 namespace mg::io {
 

@@ -1,6 +1,6 @@
 // SafeTensors save (atomic: temp file, fsync, rename) and load (validate the whole header
 // against the file before allocating anything). See safetensors.hpp for the format.
-#include "runtime/io/safetensors.hpp"
+#include "minigrad/runtime/io/safetensors.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,7 +19,7 @@
 #include <set>
 #include <vector>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::io {
 

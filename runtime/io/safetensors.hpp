@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "ir/array.hpp"
+#include "minigrad/ir/array.hpp"
 
 namespace mg::io {
 

@@ -8,8 +8,8 @@
 
 #include "tests/values.hpp"
 
-#include "ir/ops.hpp"
-#include "passes/grad.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/grad.hpp"
 #include "tests/ops/gradcheck.hpp"
 
 namespace mg {

@@ -12,15 +12,15 @@
 #include <random>
 #include <sstream>
 
-#include "ir/builder.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
-#include "ir/op_registry.hpp"
-#include "passes/grad.hpp"
-#include "runtime/c99/export.hpp"
-#include "runtime/c99/jit.hpp"
-#include "runtime/interpreter.hpp"
-#include "runtime/io/safetensors.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/c99/export.hpp"
+#include "minigrad/runtime/c99/jit.hpp"
+#include "minigrad/runtime/interpreter.hpp"
+#include "minigrad/runtime/io/safetensors.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace mg {

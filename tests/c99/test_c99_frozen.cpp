@@ -46,7 +46,7 @@ TEST(Frozen, MatchesBoundParametersOnBothBackends) {
     ASSERT_EQ(got.type(), want.type());
     for (std::int64_t i = 0; i < got.numel(); ++i) EXPECT_NEAR(got.at(i), want.at(i), 1e-5 * (1 + std::fabs(want.at(i))));
 
-    m.fc2.bias.value = Array::full(m.fc2.bias.value.type(), 100.0);  // not seen by the frozen executable
+    m.fc2.bias.assign(Array::full(m.fc2.bias.value().type(), 100.0));  // not seen by the frozen executable
     const Array again = frozen.run({{"x", xv}})[0];
     EXPECT_EQ(again.to_doubles(), got.to_doubles());
   }
@@ -58,7 +58,7 @@ TEST(Frozen, C99SourceHoldsNoWeights) {
   nn::bind(m, g, 5);
   Tensor x = g.input("x", f32, {1, 96});
   Executable a = nn::compile_frozen(g, {m(x)}, m, Backend::c99);
-  m.fc1.weight.value = ramp(m.fc1.weight.value.shape(), 0.1);  // retrained: same source, same module
+  m.fc1.weight.assign(ramp(m.fc1.weight.value().shape(), 0.1));  // retrained: same source, same module
   Executable b = nn::compile_frozen(g, {m(x)}, m, Backend::c99);
   const Array xv = ramp({1, 96}, 1.0);
   EXPECT_NE(a.run({{"x", xv}})[0].to_doubles(), b.run({{"x", xv}})[0].to_doubles());

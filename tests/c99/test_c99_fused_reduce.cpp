@@ -8,11 +8,11 @@
 #include <random>
 #include <sstream>
 
-#include "ir/ops.hpp"
-#include "ir/printer.hpp"
-#include "passes/fuse.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/passes/fuse.hpp"
 #include "tests/passes/pass_test_util.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

@@ -10,12 +10,12 @@
 #include <cstring>
 #include <sstream>
 
-#include "ir/builder.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
-#include "ir/op_registry.hpp"
-#include "passes/grad.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 #include "tests/ops/gradcheck.hpp"
 
 namespace mg {

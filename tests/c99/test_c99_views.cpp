@@ -11,11 +11,11 @@
 #include <cmath>
 #include <random>
 
-#include "ir/builder.hpp"
-#include "ir/ops.hpp"
-#include "ir/op_registry.hpp"
-#include "runtime/c99/module.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/runtime/c99/module.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

@@ -2,11 +2,11 @@
 // the printer.
 #include <gtest/gtest.h>
 
-#include "ir/builder.hpp"
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
-#include "ir/printer.hpp"
-#include "ir/verifier.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/ir/verifier.hpp"
 
 namespace mg::ir {
 namespace {

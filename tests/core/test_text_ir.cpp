@@ -11,10 +11,10 @@
 
 #include <minigrad/minigrad.hpp>
 
-#include "ir/ops.hpp"
-#include "ir/parser.hpp"
-#include "passes/grad.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/parser.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 #include "tests/ops/gradcheck.hpp"
 
 namespace mg::ir {

@@ -11,10 +11,10 @@
 #include <random>
 #include <sstream>
 
-#include "ir/ops.hpp"
-#include "ir/parser.hpp"
-#include "ir/printer.hpp"
-#include "passes/grad.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/parser.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/passes/grad.hpp"
 
 namespace mg::ir {
 namespace {

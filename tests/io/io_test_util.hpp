@@ -9,7 +9,7 @@
 #include <iterator>
 #include <string>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
 namespace mg::io::test {
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "io_test_util.hpp"
-#include "runtime/io/batches.hpp"
+#include "minigrad/runtime/io/batches.hpp"
 
 namespace mg::io {
 namespace {

@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "io_test_util.hpp"
-#include "runtime/io/batches.hpp"
-#include "runtime/io/idx.hpp"
+#include "minigrad/runtime/io/batches.hpp"
+#include "minigrad/runtime/io/idx.hpp"
 
 namespace mg::io {
 namespace {

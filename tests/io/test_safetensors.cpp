@@ -11,7 +11,7 @@
 #include <random>
 
 #include "io_test_util.hpp"
-#include "runtime/io/safetensors.hpp"
+#include "minigrad/runtime/io/safetensors.hpp"
 
 namespace mg::io {
 namespace {

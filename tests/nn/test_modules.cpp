@@ -64,21 +64,21 @@ TEST(Modules, BindCreatesNamedInputsWithSeededInit) {
   nn::bind(c, gc, 8);
   EXPECT_TRUE(ga.ir().input("encoder.fc1.weight").valid());
   EXPECT_EQ(a.encoder.fc1.weight.tensor.shape(), (Shape{3, 4}));  // PyTorch layout [out, in]
-  auto va = a.encoder.fc1.weight.value.to_doubles(), vb = b.encoder.fc1.weight.value.to_doubles();
-  auto vc = c.encoder.fc1.weight.value.to_doubles();
+  auto va = a.encoder.fc1.weight.value().to_doubles(), vb = b.encoder.fc1.weight.value().to_doubles();
+  auto vc = c.encoder.fc1.weight.value().to_doubles();
   EXPECT_EQ(va, vb);
   EXPECT_NE(va, vc);
   const double bound = 1.0 / std::sqrt(4.0);  // U(-1/sqrt(fan_in), 1/sqrt(fan_in))
   for (double v : va) EXPECT_LE(std::fabs(v), bound);
-  EXPECT_EQ(a.norm.weight.value.to_doubles(), (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(a.norm.weight.value().to_doubles(), (std::vector<double>{1, 1, 1, 1}));
 }
 
 TEST(Modules, LinearAndLayerNormForward) {
   FcLn m;
   Graph g;
   nn::bind(m, g);
-  m.fc.weight.value = vec({2, 2}, {1, 2, 3, 4});
-  m.fc.bias.value = vec({2}, {0.5, -0.5});
+  m.fc.weight.assign(vec({2, 2}, {1, 2, 3, 4}));
+  m.fc.bias.assign(vec({2}, {0.5, -0.5}));
   Tensor x = g.input("x", f64, {1, 2});
   Tensor y = m.fc(x);
   Tensor z = m.ln(y);
@@ -227,8 +227,8 @@ TEST(ConvModules, Conv2DAddsBiasPerChannelAndPools) {
   nn::Conv2D conv(1, 2, {2, 2}, {1, 1}, {0, 0}, {1, 1}, 1, true, f64);
   Graph g;
   nn::bind(conv, g);
-  conv.weight.value = Array::from<double>({2, 1, 2, 2}, {1, 0, 0, 1, 0, 0, 0, 0});  // trace, zero
-  conv.bias.value = Array::from<double>({2}, {0.5, -1});
+  conv.weight.assign(Array::from<double>({2, 1, 2, 2}, {1, 0, 0, 1, 0, 0, 0, 0}));  // trace, zero
+  conv.bias.assign(Array::from<double>({2}, {0.5, -1}));
   Tensor x = g.input("x", f64, {1, 1, 3, 3});
   Tensor y = conv(x);
   Tensor p = nn::max_pool2d(y, {2, 2});
@@ -274,8 +274,8 @@ TEST(BatchNorm, TrainingNormalisesAndUpdatesRunningStatsLikeTorch) {
   BnNet m;
   Graph g;
   nn::bind(m, g);
-  m.fc.weight.value = Array::from<double>({2, 3}, {1, 0, 0, 0, 1, 1});
-  m.fc.bias.value = Array::zeros(Type{f64, {2}});
+  m.fc.weight.assign(Array::from<double>({2, 3}, {1, 0, 0, 0, 1, 1}));
+  m.fc.bias.assign(Array::zeros(Type{f64, {2}}));
   Tensor x = g.input("x", f64, {4, 3});
   Tensor h = m.fc(x);
   Tensor y = m.bn(h);  // training mode
@@ -291,10 +291,10 @@ TEST(BatchNorm, TrainingNormalisesAndUpdatesRunningStatsLikeTorch) {
     EXPECT_NEAR(out[1].at(2 * i), (h0[i] - 2.5) / std::sqrt(1.25 + 1e-5), 1e-12);
     EXPECT_NEAR(out[1].at(2 * i + 1), (h1[i] - 3.5) / std::sqrt(4.25 + 1e-5), 1e-12);
   }
-  EXPECT_NEAR(m.bn.running_mean.value.at(0), 0.25, 1e-15);
-  EXPECT_NEAR(m.bn.running_mean.value.at(1), 0.35, 1e-15);
-  EXPECT_NEAR(m.bn.running_var.value.at(0), 0.9 + 0.1 * 5.0 / 3.0, 1e-12);
-  EXPECT_NEAR(m.bn.running_var.value.at(1), 0.9 + 0.1 * 17.0 / 3.0, 1e-12);
+  EXPECT_NEAR(m.bn.running_mean.value().at(0), 0.25, 1e-15);
+  EXPECT_NEAR(m.bn.running_mean.value().at(1), 0.35, 1e-15);
+  EXPECT_NEAR(m.bn.running_var.value().at(0), 0.9 + 0.1 * 5.0 / 3.0, 1e-12);
+  EXPECT_NEAR(m.bn.running_var.value().at(1), 0.9 + 0.1 * 17.0 / 3.0, 1e-12);
   Executable eval = nn::compile_with_parameters(g, {y_eval}, m);
   auto e = eval.run({{"x", X}});
   EXPECT_NEAR(e[0].at(0), (1 - 0.25) / std::sqrt(0.9 + 0.5 / 3.0 + 1e-5), 1e-12);
@@ -333,7 +333,7 @@ TEST(Dropout, FreshScaledMaskEveryStepIdentityInEval) {
   Tensor loss = (y * 0.0).sum();
   auto step = nn::compile_train(g, loss, m, nn::SGD{.lr = 0.0}, {.extra_outputs = {y, h}});
   Array X = testing::sample(Type{f64, {64, 4}}, ir::Domain::nonzero, 1);
-  const double c0 = m.drop.counter.value.at(0);
+  const double c0 = m.drop.counter.value().at(0);
   auto a = step.run_all({{"x", X}});
   auto b = step.run_all({{"x", X}});
   int zeros = 0, differ = 0;
@@ -346,7 +346,7 @@ TEST(Dropout, FreshScaledMaskEveryStepIdentityInEval) {
   EXPECT_GT(zeros, 90);  // ~128 expected
   EXPECT_LT(zeros, 166);
   EXPECT_GT(differ, 60);  // the next step draws a new mask
-  EXPECT_EQ(m.drop.counter.value.at(0), c0 + 2);  // the step advanced the counter buffer
+  EXPECT_EQ(m.drop.counter.value().at(0), c0 + 2);  // the step advanced the counter buffer
 }
 
 TEST(Dropout, GradientFlowsThroughTheKeptElements) {

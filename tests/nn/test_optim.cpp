@@ -10,7 +10,7 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 
-#include "runtime/interpreter.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 
@@ -47,7 +47,7 @@ std::vector<double> run(Opt opt, nn::TrainOptions options = {}, int steps = 5) {
   auto step = nn::compile_train(g, loss, m, opt, std::move(options));
   for (int i = 0; i < steps; ++i) step.run({});
   EXPECT_EQ(step.steps_done(), steps);
-  return m.w.value.to_doubles();  // the model sees the trained values
+  return m.w.value().to_doubles();  // the model sees the trained values
 }
 
 void expect_torch(const std::string& name, const std::vector<double>& got) {

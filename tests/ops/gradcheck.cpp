@@ -5,9 +5,9 @@
 #include <random>
 #include <sstream>
 
-#include "ir/ops.hpp"
-#include "passes/grad.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg::testing {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/array.hpp"
-#include "ir/graph.hpp"
-#include "ir/op_registry.hpp"
+#include "minigrad/ir/array.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/ir/op_registry.hpp"
 
 namespace mg::testing {
 

@@ -14,8 +14,8 @@
 
 #include <minigrad/minigrad.hpp>
 
-#include "ir/ops.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

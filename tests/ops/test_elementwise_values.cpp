@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "ir/ops.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

@@ -13,9 +13,9 @@
 #include <random>
 #include <vector>
 
-#include "ir/errors.hpp"
-#include "ir/ops/nn.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/nn.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

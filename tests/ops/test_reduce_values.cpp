@@ -7,11 +7,11 @@
 #include <cmath>
 #include <limits>
 
-#include "ir/errors.hpp"
-#include "ir/graph.hpp"
-#include "ir/ops.hpp"
-#include "passes/grad.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/graph.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

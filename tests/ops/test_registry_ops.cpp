@@ -9,9 +9,9 @@
 #include <cmath>
 #include <functional>
 
-#include "ir/builder.hpp"
-#include "ir/op_registry.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 #include "tests/ops/gradcheck.hpp"
 
 namespace mg {

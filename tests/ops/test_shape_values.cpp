@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "ir/errors.hpp"
-#include "ir/ops.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <random>
 
-#include "ir/builder.hpp"
-#include "ir/ops.hpp"
-#include "ir/printer.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg::testing {
 

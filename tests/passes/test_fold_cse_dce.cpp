@@ -4,14 +4,14 @@
 // on small graphs (node counts), and is idempotent.
 #include <gtest/gtest.h>
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/verifier.hpp"
-#include "passes/cse.hpp"
-#include "passes/dce.hpp"
-#include "passes/fold.hpp"
-#include "passes/fuse.hpp"
-#include "passes/pass_manager.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/passes/cse.hpp"
+#include "minigrad/passes/dce.hpp"
+#include "minigrad/passes/fold.hpp"
+#include "minigrad/passes/fuse.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 #include "tests/ops/gradcheck.hpp"
 #include "tests/passes/pass_test_util.hpp"
 

@@ -8,13 +8,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "ir/dot.hpp"
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/parser.hpp"
-#include "ir/verifier.hpp"
-#include "passes/fuse.hpp"
-#include "passes/pass_manager.hpp"
+#include "minigrad/ir/dot.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/parser.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/passes/fuse.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 #include "tests/passes/pass_test_util.hpp"
 
 namespace mg {

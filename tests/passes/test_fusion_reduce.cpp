@@ -7,11 +7,11 @@
 // the node prints, parses back and verifies; random graphs fuse reductions.
 #include <gtest/gtest.h>
 
-#include "ir/errors.hpp"
-#include "ir/parser.hpp"
-#include "ir/verifier.hpp"
-#include "passes/fuse.hpp"
-#include "passes/pass_manager.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/parser.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/passes/fuse.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 #include "tests/passes/pass_test_util.hpp"
 
 namespace mg {

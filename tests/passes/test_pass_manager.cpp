@@ -9,10 +9,10 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 
-#include "ir/errors.hpp"
-#include "ir/printer.hpp"
-#include "passes/grad.hpp"
-#include "passes/pass_manager.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 #include "tests/passes/pass_test_util.hpp"
 
 namespace mg {

@@ -5,9 +5,9 @@
 
 #include <map>
 
-#include "passes/rules/check.hpp"
-#include "passes/rules/rule.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/passes/rules/check.hpp"
+#include "minigrad/passes/rules/rule.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

@@ -9,16 +9,16 @@
 #include <cstring>
 #include <random>
 
-#include "ir/builder.hpp"
-#include "ir/ops.hpp"
-#include "ir/parser.hpp"
-#include "ir/printer.hpp"
-#include "ir/verifier.hpp"
-#include "passes/grad.hpp"
-#include "passes/rewrite.hpp"
-#include "passes/rules/examples.hpp"
-#include "passes/rules/rule.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/parser.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/ir/verifier.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/passes/rewrite.hpp"
+#include "minigrad/passes/rules/examples.hpp"
+#include "minigrad/passes/rules/rule.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

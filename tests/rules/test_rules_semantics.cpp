@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "ir/builder.hpp"
-#include "ir/op_registry.hpp"
-#include "passes/rules/check.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/passes/rules/check.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg {
 namespace {

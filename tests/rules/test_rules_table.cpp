@@ -3,9 +3,9 @@
 // computed constants included.
 #include <gtest/gtest.h>
 
-#include "ir/errors.hpp"
-#include "passes/rules/examples.hpp"
-#include "passes/rules/rule.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/passes/rules/examples.hpp"
+#include "minigrad/passes/rules/rule.hpp"
 
 namespace mg {
 namespace {

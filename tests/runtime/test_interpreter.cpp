@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/ops.hpp"
-#include "runtime/interpreter.hpp"
-#include "runtime/memory_plan.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/runtime/interpreter.hpp"
+#include "minigrad/runtime/memory_plan.hpp"
 
 namespace mg::rt {
 namespace {

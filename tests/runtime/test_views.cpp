@@ -6,11 +6,11 @@
 
 #include <random>
 
-#include "ir/builder.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/ops.hpp"
-#include "passes/fuse.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/fuse.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 
 namespace mg::rt {
 namespace {

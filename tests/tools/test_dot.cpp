@@ -10,12 +10,12 @@
 #include <sstream>
 
 #include "tests/scratch_dir.hpp"
-#include "ir/dot.hpp"
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/ops.hpp"
-#include "passes/grad.hpp"
-#include "tools/render.hpp"
+#include "minigrad/ir/dot.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/io/render.hpp"
 
 namespace mg {
 namespace {
@@ -184,7 +184,7 @@ TEST(Dot, QuotingEscapesEverythingGraphvizInterprets) {
 TEST(Render, SvgOfTheGradientGraph) {
   SmallGraph s;
   const fs::path svg = temp_path("small.svg");
-  tools::render(ir::to_dot(s.g), svg.string());
+  io::render(ir::to_dot(s.g), svg.string());
   const std::string text = read_file(svg);
   ASSERT_FALSE(text.empty());
   EXPECT_TRUE(text.rfind("<?xml", 0) == 0 || text.rfind("<svg", 0) == 0) << text.substr(0, 80);
@@ -199,7 +199,7 @@ TEST(Render, EscapedLabelsSurviveGraphviz) {
   ir::Value x = g.add_input("we\"ird\\name\n<b>", Type{f64, {}});
   g.outputs = {ir::exp(x).id};
   const fs::path svg = temp_path("weird.svg");
-  tools::render(ir::to_dot(g), svg.string());
+  io::render(ir::to_dot(g), svg.string());
   const std::string text = read_file(svg);
   EXPECT_NE(text.find("we&quot;ird\\name"), std::string::npos) << text;
   EXPECT_NE(text.find("&lt;b&gt;"), std::string::npos) << text;
@@ -209,24 +209,24 @@ TEST(Render, PngAndDotFiles) {
   SmallGraph s;
   const std::string dot = ir::to_dot(s.g);
   const fs::path png = temp_path("small.png"), dotfile = temp_path("small.dot");
-  tools::render(dot, png.string());
+  io::render(dot, png.string());
   EXPECT_EQ(read_file(png).substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  tools::render(dot, dotfile.string());
+  io::render(dot, dotfile.string());
   EXPECT_EQ(read_file(dotfile), dot);
 }
 
 TEST(Render, ErrorsAreUserErrors) {
   const std::string dot = "digraph { a -> b; }";
-  EXPECT_THROW(tools::render(dot, temp_path("x.pdf").string()), UserError);
-  EXPECT_THROW(tools::render(dot, "/nonexistent-dir/x.svg"), UserError);
+  EXPECT_THROW(io::render(dot, temp_path("x.pdf").string()), UserError);
+  EXPECT_THROW(io::render(dot, "/nonexistent-dir/x.svg"), UserError);
   try {
-    tools::render("digraph { a -> ; }", temp_path("bad.svg").string());
+    io::render("digraph { a -> ; }", temp_path("bad.svg").string());
     FAIL() << "bad DOT accepted";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("rejected the DOT"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(temp_path("bad.svg")));
-  tools::render(dot, temp_path("after_error.svg").string());  // Graphviz still usable
+  io::render(dot, temp_path("after_error.svg").string());  // Graphviz still usable
   EXPECT_TRUE(fs::exists(temp_path("after_error.svg")));
 }
 

@@ -11,8 +11,8 @@
 #include <random>
 
 #include "tests/scratch_dir.hpp"
-#include "ir/errors.hpp"
-#include "runtime/io/npy.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/runtime/io/npy.hpp"
 
 namespace mg {
 namespace {

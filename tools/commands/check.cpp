@@ -2,8 +2,8 @@
 #include <iomanip>
 #include <iostream>
 
-#include "ir/op_registry.hpp"
-#include "ir/printer.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/printer.hpp"
 #include "tools/cli.hpp"
 
 namespace mg::tools {

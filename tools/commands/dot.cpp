@@ -1,9 +1,9 @@
 // `minigrad dot FILE.mgir [-o OUT.dot|.svg|.png] [--grad]`: the graph as a picture.
 #include <filesystem>
 
-#include "ir/dot.hpp"
+#include "minigrad/ir/dot.hpp"
 #include "tools/cli.hpp"
-#include "tools/render.hpp"
+#include "minigrad/runtime/io/render.hpp"
 
 namespace mg::tools {
 
@@ -34,7 +34,7 @@ int run_dot(const Command& self, Args args) {
   if (out.empty() || out == "-")
     write_text("", dot);
   else
-    render(dot, out);
+    io::render(dot, out);
   return kOk;
 }
 

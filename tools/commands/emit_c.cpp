@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "ir/errors.hpp"
-#include "runtime/c99/export.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/runtime/c99/export.hpp"
 #include "tools/cli.hpp"
 
 namespace mg::tools {

@@ -1,6 +1,6 @@
 // `minigrad grad FILE.mgir [-o OUT.mgir]`: the graph after the grad pass, as text IR, with
 // d(output)/d(input) for every float input as extra outputs named grad_<input>.
-#include "ir/printer.hpp"
+#include "minigrad/ir/printer.hpp"
 #include "tools/cli.hpp"
 
 namespace mg::tools {

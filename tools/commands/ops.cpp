@@ -1,9 +1,9 @@
 // `minigrad ops [NAME...]`: the op registry as a reference card, from each entry's data.
 #include <iostream>
 
-#include "ir/errors.hpp"
-#include "ir/op_registry.hpp"
-#include "ir/printer.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/printer.hpp"
 #include "tools/cli.hpp"
 
 namespace mg::tools {

@@ -2,8 +2,8 @@
 // the graph after a pass pipeline (passes/pass_manager.hpp), as text IR.
 #include <iostream>
 
-#include "ir/printer.hpp"
-#include "passes/pass_manager.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 #include "tools/cli.hpp"
 
 namespace mg::tools {

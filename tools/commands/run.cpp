@@ -6,10 +6,10 @@
 #include <iostream>
 #include <set>
 
-#include "ir/errors.hpp"
-#include "ir/printer.hpp"
-#include "runtime/interpreter.hpp"
-#include "runtime/io/npy.hpp"
+#include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/interpreter.hpp"
+#include "minigrad/runtime/io/npy.hpp"
 #include "tools/cli.hpp"
 
 namespace mg::tools {

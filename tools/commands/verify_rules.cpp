@@ -6,12 +6,13 @@
 #include <iostream>
 #include <map>
 
-#include "passes/rules/check.hpp"
-#include "runtime/interpreter.hpp"
+#include "minigrad/passes/rules/check.hpp"
+#include "minigrad/runtime/interpreter.hpp"
 #include "tools/cli.hpp"
 
 namespace mg::tools {
 
+#if MG_HAVE_Z3
 namespace {
 
 std::vector<Array> interpret(const ir::Graph& g, const std::vector<Array>& inputs) {
@@ -65,5 +66,11 @@ int run_verify_rules(const Command& self, Args args) {
   std::printf(" %.2f s; %d not proven as declared\n", total, failures);
   return failures ? kUserError : kOk;
 }
+
+#else
+int run_verify_rules(const Command&, Args) {
+  throw UsageError("verify-rules: this minigrad was built without Z3 (configure with -Dz3=enabled)");
+}
+#endif
 
 }  // namespace mg::tools

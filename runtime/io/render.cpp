@@ -1,9 +1,11 @@
 // Graphviz rendering; see render.hpp. Graphviz keeps global state (its error channel, the
 // plugin registry), so calls are serialised. The picture is rendered into memory and
 // written here, so a failure never leaves a half-written file from Graphviz.
-#include "tools/render.hpp"
+#include "minigrad/runtime/io/render.hpp"
 
+#if MG_HAVE_GRAPHVIZ
 #include <gvc.h>
+#endif
 
 #include <cerrno>
 #include <cstring>
@@ -12,13 +14,13 @@
 #include <memory>
 #include <mutex>
 
-#include "ir/errors.hpp"
+#include "minigrad/ir/errors.hpp"
 
-namespace mg::tools {
+namespace mg::io {
 
 namespace {
 
-std::mutex g_mutex;
+[[maybe_unused]] std::mutex g_mutex;
 std::string g_messages;  // what Graphviz reported during the current call
 
 int collect_message(char* text) {
@@ -42,6 +44,9 @@ void render(const std::string& dot, const std::string& path) {
   if (ext != ".svg" && ext != ".png")
     throw UserError(path + ": cannot tell the format from extension '" + ext + "' (use .dot, .svg or .png)");
   const std::string format = ext.substr(1);
+#if !MG_HAVE_GRAPHVIZ
+  throw UserError(path + ": this miniGrad was built without Graphviz (meson -Dgraphviz=enabled); write .dot instead");
+#else
 
   std::lock_guard lock(g_mutex);
   g_messages.clear();
@@ -68,6 +73,7 @@ void render(const std::string& dot, const std::string& path) {
   std::unique_ptr<char, void (*)(char*)> owned(data, gvFreeRenderData);
   if (rc != 0 || data == nullptr) throw fail("Graphviz could not render " + format);
   write_file(path, data, size);
+#endif
 }
 
-}  // namespace mg::tools
+}  // namespace mg::io
