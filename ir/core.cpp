@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "minigrad/ir/dtype.hpp"
+#include "minigrad/ir/checked.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/source_loc.hpp"
 #include "minigrad/ir/type.hpp"
@@ -19,8 +20,14 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 
 std::int64_t numel(const Shape& s) {
   std::int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s) n = checked_mul(n, d);
   return n;
+}
+
+void check_type_sane(const Type& t) {
+  for (auto d : t.shape)
+    if (d < 0) throw ShapeError("negative dimension in " + to_string(t), ambient_loc());
+  checked_mul(numel(t.shape), static_cast<std::int64_t>(size_of(t.dtype)));  // bytes representable
 }
 
 std::string to_string(const Shape& s) {
