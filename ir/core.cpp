@@ -1,5 +1,6 @@
 // Small out-of-line pieces of the IR vocabulary: dtype names, shapes, types, source
 // locations and the assertion handler.
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -27,7 +28,10 @@ std::int64_t numel(const Shape& s) {
 void check_type_sane(const Type& t) {
   for (auto d : t.shape)
     if (d < 0) throw ShapeError("negative dimension in " + to_string(t), ambient_loc());
-  checked_mul(numel(t.shape), static_cast<std::int64_t>(size_of(t.dtype)));  // bytes representable
+  // Bytes representable, and strides too: [0, 2^62, 2^62] has no elements but its strides
+  // (products of the trailing dims) overflow, so count zero dims as one here.
+  std::int64_t extent = static_cast<std::int64_t>(size_of(t.dtype));
+  for (auto d : t.shape) extent = checked_mul(extent, std::max<std::int64_t>(d, 1));
 }
 
 std::string to_string(const Shape& s) {

@@ -224,6 +224,11 @@ Array load_npy(const std::string& path) {
       throw invalid("shape " + to_string(h.shape) + " is too large");
     count *= static_cast<std::uint64_t>(d);
   }
+  try {
+    check_type_sane(Type{dt, h.shape});  // e.g. [0, 2^62, 2^62]: no elements, but no strides either
+  } catch (const ShapeError&) {
+    throw invalid("shape " + to_string(h.shape) + " is too large");
+  }
   const std::uint64_t need = count * size_of(dt);
   const std::uint64_t have = static_cast<std::uint64_t>(file_size) - data_start;
   if (need != have)

@@ -294,6 +294,9 @@ const OpDef& region_op() {
       std::vector<Array> r = (*k.run_region)(0, args);
       std::memcpy(k.out.raw(), r.at(0).raw(), k.out.nbytes());
     };
+    d.check_regions = [](const Node& n, std::span<const Type>) {  // it owns one region
+      if (n.regions.size() != 1) throw TypeRuleError{"expects one region"};
+    };
     d.not_differentiable = "test op";
     d.test.grad_order = 0;
     return d;
