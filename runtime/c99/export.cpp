@@ -6,6 +6,7 @@
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/verifier.hpp"
+#include "minigrad/runtime/io/atomic_file.hpp"
 #include "minigrad/runtime/io/safetensors.hpp"
 
 namespace mg::rt::c99 {
@@ -14,16 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 void write_atomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.flush();
-    if (!f) throw UserError("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) throw UserError("cannot write " + p.string() + " (" + ec.message() + ")");
+  io::write_file_atomically(p.string(), text, "export_c('" + p.string() + "')");  // unique temp, fsync, rename
 }
 }  // namespace
 

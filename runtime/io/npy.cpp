@@ -12,6 +12,7 @@
 // So the frame and the header dict are read here, strictly; Fortran-order data is still
 // reordered by xtensor (an assignment between a column-major and a row-major adaptor).
 #include "minigrad/runtime/io/npy.hpp"
+#include "minigrad/runtime/io/atomic_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -260,11 +261,7 @@ void save_npy(const std::string& path, const Array& a) {
       return xt::dump_npy(xt::adapt(a.data<T>(), n, xt::no_ownership(), shape));
     }
   });
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw UserError(path + ": cannot write (" + std::strerror(errno) + ")");
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  if (!f) throw UserError(path + ": write failed (" + std::strerror(errno) + ")");
+  write_file_atomically(path, bytes, "save_npy('" + path + "')");  // never half a file
 }
 
 std::string describe_npy(const Array& a) {
