@@ -11,6 +11,7 @@
 #include "minigrad/ir/ops.hpp"
 #include "minigrad/ir/parser.hpp"
 #include "minigrad/passes/grad.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 #include "tests/ops/gradcheck.hpp"
 
 namespace mg {
@@ -249,6 +250,35 @@ TEST(StopGradient, C99AgreesWithTheInterpreter) {
     ASSERT_EQ(a[i].type(), c[i].type()) << i;
     for (std::int64_t k = 0; k < a[i].numel(); ++k) EXPECT_EQ(a[i].at(k), c[i].at(k)) << i << " at " << k;
   }
+}
+
+// After grad, stop_gradient is an elementwise copy: the optimizer pipeline fuses it into
+// its chain; the interpreter gives the same bits, C99 agrees to 1e-12 (libm's exp, as the
+// c99 suite allows).
+TEST(StopGradient, OptimizedAndFusedGivesTheSameBits) {
+  Graph g;
+  Tensor x = g.input("x", f64, {4, 3});
+  Tensor y = (exp(x) * stop_gradient(tanh(x) + 1.0) * 0.5).sum();
+  auto [dx] = grad(y, {x});
+  g.ir().outputs = {y.value().id, dx.value().id};
+  auto opt = passes::run_pipeline(g.ir(), passes::kDefaultPipeline);
+  const std::string text = ir::to_text(*opt.graph);
+  EXPECT_NE(text.find("      %4 = stop_gradient(%3)"), std::string::npos) << "in a fused region:\n" << text;
+  Array X(Type{f64, {4, 3}});
+  for (std::int64_t i = 0; i < X.numel(); ++i) X.set(i, 0.1 * double(i) - 0.5);
+  auto want = rt::compile(g.ir(), g.ir().outputs).run({{"x", X}});
+  for (Backend b : {Backend::interpreter, Backend::c99}) {
+    auto got = rt::compile(*opt.graph, opt.graph->outputs, {}, b).run({{"x", X}});
+    for (std::size_t k = 0; k < want.size(); ++k)
+      for (std::int64_t i = 0; i < want[k].numel(); ++i) {
+        if (b == Backend::interpreter)
+          EXPECT_EQ(got[k].at(i), want[k].at(i)) << k << " " << i;
+        else
+          EXPECT_NEAR(got[k].at(i), want[k].at(i), 1e-12 * std::fabs(want[k].at(i))) << "c99 " << k << " " << i;
+      }
+  }
+  for (std::int64_t i = 0; i < X.numel(); ++i)  // d/dx = 0.5 e^x (tanh x + 1)
+    EXPECT_NEAR(want[1].at(i), 0.5 * std::exp(X.at(i)) * (std::tanh(X.at(i)) + 1), 1e-12);
 }
 
 TEST(StopGradient, TextIrRoundTrips) {
