@@ -71,7 +71,9 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
   std::ofstream(out / "train_step.dot") << dot;
   io::render(dot, (out / "train_step.svg").string());
   // The same step with one box per module and role (forward, backward, update).
-  const std::string overview = ir::to_dot(g.ir(), step.roots(), {.collapse = true});
+  ir::DotOptions collapsed;
+  collapsed.collapse = true;
+  const std::string overview = ir::to_dot(g.ir(), step.roots(), collapsed);
   std::ofstream(out / "train_step_overview.dot") << overview;
   io::render(overview, (out / "train_step_overview.svg").string());
 
