@@ -33,6 +33,19 @@ struct DotNet {
 };
 BOOST_HANA_ADAPT_STRUCT(DotNet, features, fc);
 
+// Every kind of layer with state or randomness: conv, batch norm, pooling, dropout.
+struct DotCnn {
+  mg::nn::Conv2D conv{1, 2, {3, 3}};
+  mg::nn::BatchNorm2D bn{2};
+  mg::nn::MaxPool2D pool{{2, 2}};
+  mg::nn::Dropout drop{0.25};
+  mg::nn::Linear fc{2 * 3 * 3, 3};
+  mg::Tensor operator()(const mg::Tensor& x) const {
+    return fc(mg::flatten(drop(pool(mg::relu(bn(conv(x))))), 1));
+  }
+};
+BOOST_HANA_ADAPT_STRUCT(DotCnn, conv, bn, pool, drop, fc);
+
 namespace mg {
 namespace {
 
@@ -431,6 +444,27 @@ TEST(Dot, GradOfGradIsASecondOrderCluster) {
   for (const std::string& id : node_ids(second)) EXPECT_EQ(g.node(id_of(id)).role, ir::Role::second_order) << id;
   for (const std::string& id : node_ids(cluster_body(dot, "cluster_backward")))
     EXPECT_EQ(g.node(id_of(id)).role, ir::Role::adjoint) << id;
+}
+
+// Layers with state (batch norm's running statistics, dropout's step counter), SGD with
+// momentum: no node carries a line of the library's nn/ folder either.
+TEST(Dot, ConvBatchNormDropoutStepNodesCarryUserLines) {
+  DotCnn model;
+  Graph g;
+  nn::bind(model, g, 5);
+  Tensor x = g.input("x", f32, {4, 1, 8, 8});
+  Tensor y = g.input("y", i64, {4});
+  Tensor loss = nn::cross_entropy(model(x), y);
+  auto step = nn::compile_train(g, loss, model, nn::SGD{.lr = 0.1, .momentum = 0.9});
+  for (const ir::Graph* ir : {static_cast<const ir::Graph*>(&g.ir()), &step.executed_graph()})
+    for (ir::NodeId id = 0; id < ir->size(); ++id)
+      EXPECT_EQ(std::string(ir->node(id).loc.file).find("dsl/nn/"), std::string::npos)
+          << ir->node(id).op_name() << " at " << to_string(ir->node(id).loc);
+  // The module clusters name every layer with parameters or buffers.
+  const std::string dot = ir::to_dot(g.ir(), step.roots());
+  for (const char* m : {"cluster_forward_conv", "cluster_forward_bn", "cluster_forward_fc", "cluster_backward_conv",
+                        "cluster_update_bn", "cluster_update_fc"})
+    EXPECT_FALSE(cluster_body(dot, m).empty()) << m;
 }
 
 // Every node of a compiled training step carries a user line: the backward pass its
