@@ -1,6 +1,7 @@
 // Unary elementwise ops: one entry each (name, doc, dtypes, kernel, VJP, test domain).
 // VJPs use the forward result where that is cheaper (exp, tanh, sigmoid, sqrt).
 #include <cmath>
+#include <cstring>
 
 #include "minigrad/ir/ops/elementwise_kernel.hpp"
 #include "minigrad/ir/ops/rules.hpp"
@@ -299,6 +300,23 @@ void register_unary_ops() {
     SmtTerm lo = b.num(at.f64("min")), hi = b.num(at.f64("max"));
     return b.ite(b.lt(in[0], lo), lo, b.ite(b.lt(hi, in[0]), hi, in[0]));
   };
+
+  // stop_gradient: the identity whose VJP sends nothing back (jax.lax.stop_gradient,
+  // torch's detach). Its VJP is an empty cotangent, not zeros, so grad of grad stays
+  // empty too and the backward pass builds nothing for the path.
+  OpDef& stop = define_op("stop_gradient");
+  stop.doc = "x unchanged (any dtype); no gradient flows back through it (jax.lax.stop_gradient, torch detach)";
+  stop.traits.elementwise = true;
+  stop.infer = same_type(Dtypes::any);
+  stop.kernel = [](const KernelArgs& k) {
+    if (k.out.nbytes() > 0) std::memcpy(k.out.raw(), k.in[0]->raw(), k.out.nbytes());
+  };
+  stop.vjp = [](const VjpArgs&) { return std::vector<Value>{Value{}}; };
+  stop.emit_c = c_expr("{0}");
+  stop.smt = [](SmtBuilder&, auto in, auto&) { return in[0]; };
+  stop.test.grad_order = 0;
+  stop.test.vjp_not_derivative =
+      "its VJP is zero by definition (tests/autodiff: StopGradient*), so it differs from finite differences";
 
   OpDef& lnot = define_op("logical_not");
   lnot.doc = "boolean negation";

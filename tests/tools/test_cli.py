@@ -315,6 +315,31 @@ class CliTest(CliTestCase):
         self.assertEqual(read(self.path("g.dot")), r.stdout)
         self.minigrad("dot", data("mlp_loss.mgir"), "-o", os.path.join(self.tmp, "no", "dir", "g.svg"), expect=1)
 
+    def test_dot_modules_and_collapse(self):
+        src = self.path("two_layers.mgir")
+        with open(src, "w") as f:
+            f.write("graph(%x: f64[2,3], %fc1.weight: f64[3,4], %fc2.weight: f64[4,1]) {\n"
+                    "  %3 = matmul(%x, %fc1.weight) : f64[2,4]\n"
+                    "  %4 = tanh(%3) : f64[2,4]\n"
+                    "  %5 = matmul(%4, %fc2.weight) : f64[2,1]\n"
+                    "  %6 = reduce_sum(%5) {axes = [0, 1], keepdim = false} : f64[]\n"
+                    "  return loss = %6\n}\n")
+        g = self.minigrad("dot", src, "--grad").stdout
+        for cluster in ["cluster_forward", "cluster_backward", "cluster_forward_fc1", "cluster_forward_fc2",
+                        "cluster_backward_fc1", "cluster_backward_fc2"]:
+            self.assertIn('subgraph "%s" {' % cluster, g)
+        flat = self.minigrad("dot", src, "--grad", "--no-modules").stdout
+        self.assertNotIn("cluster_forward_fc1", flat)
+        c = self.minigrad("dot", src, "--grad", "--collapse").stdout
+        boxes = re.findall(r'(c\d+) \[label="([^"\\]*)\\n(\d+) nodes', c)
+        self.assertEqual([b[1] for b in boxes], ["(no module)", "fc1", "fc2", "(no module)", "fc2", "fc1"], c)
+        self.assertFalse(re.search(r"^\s*n\d+ \[label=", c, re.M), c)
+        self.assertEqual(sum(int(b[2]) for b in boxes), len(re.findall(r"^\s*n\d+ \[label=", g, re.M)))
+        self.assertIn("c1 -> c2", c)  # forward fc1 -> forward fc2
+        svg = self.path("c.svg")
+        self.minigrad("dot", src, "--grad", "--collapse", "-o", svg)
+        self.assertIn("fc2", read(svg))
+
     def test_ops(self):
         r = self.minigrad("ops")
         for op in ["add", "matmul", "reduce_sum", "broadcast_to", "where"]:
