@@ -12,6 +12,10 @@ on the line before the fence, which GitHub does not show:
 
     <!-- snippet: mg::Array X, W; -->
 
+A block that goes on from the one before it (using its includes, types and variables) says
+so: `<!-- snippet: continues; mg::Array X_test; -->` compiles the previous block's code, its
+declarations and then this block as one unit.
+
 `#line` directives make every diagnostic name the README and the block's own line numbers.
 A block that does not compile fails the test with its README line and the compiler's error.
 """
@@ -46,33 +50,43 @@ def code_of(line):
 
 
 def blocks(lines):
-    """(first code line number, code lines, context) for each ```cpp block; 1-based lines."""
+    """(fence line, [(README line, code)], [(README line, declarations)]) for each ```cpp
+    block, 1-based; a continuing block carries the code and declarations of the one before."""
     i = 0
+    prev = None
     while i < len(lines):
         if lines[i].strip() == '```cpp':
-            context = ''
-            if i > 0:
-                m = CONTEXT.search(lines[i - 1])
-                context = m.group(1).strip() if m else ''
-            start = i + 1
-            j = start
+            decls = []
+            m = CONTEXT.search(lines[i - 1]) if i > 0 else None
+            text = m.group(1).strip() if m else ''
+            code = []
+            if re.match(r'continues\b', text):
+                if prev is None:
+                    raise SystemExit(f'line {i}: "continues", but no ```cpp block comes before')
+                code, decls = list(prev[1]), list(prev[2])
+                text = re.sub(r'^continues\s*;?\s*', '', text)
+            if text:
+                decls.append((i, text))  # the comment's line
+            j = i + 1
             while j < len(lines) and lines[j].strip() != '```':
                 j += 1
             if j == len(lines):
                 raise SystemExit(f'line {i + 1}: ```cpp block is not closed')
-            yield start + 1, lines[start:j], context
+            code += [(n + 1, lines[n]) for n in range(i + 1, j)]
+            prev = (i + 1, code, decls)
+            yield prev
             i = j
         i += 1
 
 
-def translation_unit(path, first, code, context):
+def translation_unit(path, code, decls):
     """The block as a TU: file-scope lines first, statements inside a function."""
-    if any(re.match(r'\s*int\s+main\s*\(', line) for line in code):
-        return f'#line {first} "{path}"\n' + '\n'.join(code) + '\n'
     top, body = [], []  # (README line, text)
+    if any(re.match(r'\s*int\s+main\s*\(', line) for _, line in code):
+        return '\n'.join(emit(path, code)) + '\n'
     depth = 0          # braces open in the current top-level declaration
     in_decl = False
-    for n, line in enumerate(code, first):
+    for n, line in code:
         if not in_decl and TOP_LEVEL.match(line):
             in_decl = not line.lstrip().startswith('#')
         if in_decl or line.lstrip().startswith('#'):
@@ -83,25 +97,24 @@ def translation_unit(path, first, code, context):
                 in_decl = False
         else:
             body.append((n, line))
-
-    def emit(chunk):
-        out, prev = [], None
-        for n, line in chunk:
-            if prev is None or n != prev + 1:
-                out.append(f'#line {n} "{path}"')
-            out.append(line)
-            prev = n
-        return out
-
-    tu = emit(top)
+    tu = emit(path, top)
     tu.append('#line 1 "snippet-wrapper"')
     tu.append('[[maybe_unused]] static void readme_snippet() {')
-    if context:
-        tu.append(f'#line {first - 2} "{path}"')  # the <!-- snippet: --> comment's line
-        tu.append(context)
-    tu += emit(body)
+    tu += emit(path, decls)
+    tu += emit(path, body)
     tu.append('}')
     return '\n'.join(tu) + '\n'
+
+
+def emit(path, chunk):
+    """Numbered lines with a #line directive wherever the numbering jumps."""
+    out, prev = [], None
+    for n, line in chunk:
+        if prev is None or n != prev + 1:
+            out.append(f'#line {n} "{path}"')
+        out.append(line)
+        prev = n
+    return out
 
 
 def main():
@@ -117,17 +130,18 @@ def main():
     name = os.path.basename(readme)
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for k, (first, code, context) in enumerate(found):
-            tu = translation_unit(readme, first, code, context)
+        for k, (fence, code, decls) in enumerate(found):
+            tu = translation_unit(readme, code, decls)
+            own = sum(1 for n, _ in code if n > fence)
             src = os.path.join(tmp, f'snippet_{k}.cpp')
             with open(src, 'w', encoding='utf-8') as f:
                 f.write(tu)
             r = subprocess.run(compiler + ['-fsyntax-only', src], capture_output=True, text=True)
             if r.returncode == 0:
-                print(f'ok   {name}:{first - 1}: ```cpp block ({len(code)} lines)')
+                print(f'ok   {name}:{fence}: ```cpp block ({own} lines)')
             else:
                 failed += 1
-                print(f'FAIL {name}:{first - 1}: ```cpp block does not compile:')
+                print(f'FAIL {name}:{fence}: ```cpp block does not compile:')
                 print(r.stdout + r.stderr)
                 print('--- the translation unit:')
                 print(tu)
