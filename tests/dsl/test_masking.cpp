@@ -215,6 +215,20 @@ TEST(MaskedFill, GradientsMatchHandAndFiniteDifferences) {
   EXPECT_TRUE(r.ok) << r.report;
 }
 
+TEST(Masking, TheC99BackendAgreesWithTheInterpreter) {
+  Graph g;
+  Tensor x = g.input("x", f32, {2, 3, 3});
+  Tensor m = g.input("m", boolean, {3});
+  Tensor y = softmax(masked_fill(x, triu(ones_like(x, boolean), 1), -INFINITY), -1);
+  auto [dx] = grad((tril(y, -1) * x).sum() + masked_fill(x, m, 2.0).sum(), {x});
+  std::vector<Feed> feeds{{"x", testing::sample(x.type(), ir::Domain::any, 21)},
+                          {"m", Array::from<bool>({3}, {false, true, false})}};
+  auto a = compile(g, {y, dx}).run(feeds);
+  auto b = compile(g, {y, dx}, Backend::c99).run(feeds);
+  for (std::size_t k = 0; k < a.size(); ++k)
+    for (std::int64_t i = 0; i < a[k].numel(); ++i) EXPECT_NEAR(a[k].at(i), b[k].at(i), 1e-6) << k << ": " << i;
+}
+
 // Causal self-attention weights: the mask and the -inf constant come from the scores
 // tensor itself, so the module takes no Graph&.
 struct CausalSoftmax {
