@@ -18,6 +18,9 @@
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
 #include <boost/hana/core/to.hpp>
+#include <boost/hana/bool.hpp>
+#include <boost/hana/unpack.hpp>
+#include <utility>
 
 #include "minigrad/dsl/graph.hpp"
 #include "minigrad/dsl/nn/parameter.hpp"
@@ -29,19 +32,49 @@ concept LeafModule = requires(M& m) { m.for_each_parameter([](const std::string&
 template <class M>
 concept ReflectedModule = boost::hana::Struct<M>::value;
 
+// is_module_v<M>: M is a leaf module, or an adapted struct whose members all are modules
+// (recursively). Checked once at the entry points below, so a struct with a non-module
+// member is one static_assert naming the rule, not pages of Hana instantiations.
+template <class M>
+struct IsModule;
+template <class M>
+inline constexpr bool is_module_v = IsModule<std::remove_cvref_t<M>>::value;
+template <class M, class Pair>
+using member_type_t = std::remove_cvref_t<decltype(boost::hana::second(std::declval<Pair>())(std::declval<M&>()))>;
+template <class M>
+struct IsModule {
+  static constexpr bool value = [] {
+    if constexpr (LeafModule<M>) {
+      return true;
+    } else if constexpr (ReflectedModule<M>) {
+      return decltype(boost::hana::unpack(boost::hana::accessors<M>(), [](auto... pairs) {
+        return boost::hana::bool_c<(is_module_v<member_type_t<M, decltype(pairs)>> && ...)>;
+      }))::value;
+    } else {
+      return false;
+    }
+  }();
+};
+#define MG_REQUIRE_MODULE(M)                                                                         \
+  static_assert(::mg::nn::is_module_v<M>,                                                            \
+                "miniGrad: not a module. Every member named in BOOST_HANA_ADAPT_STRUCT must be a "  \
+                "layer, an adapted struct of layers, or have for_each_parameter(f); leave other "    \
+                "members (ints, strings, ...) out of the macro")
+
 // Calls f(dotted_name, Parameter&) for every parameter and buffer of `m`, in member order.
 template <class M, class F>
 void for_each_parameter(M& m, F&& f, const std::string& prefix = "") {
   namespace hana = boost::hana;
-  if constexpr (LeafModule<M>) {
+  MG_REQUIRE_MODULE(M);
+  if constexpr (!is_module_v<M>) {
+    return;  // the static_assert above said why; instantiate nothing more
+  } else if constexpr (LeafModule<M>) {
     m.for_each_parameter([&](const std::string& name, Parameter& p) { f(prefix + name, p); });
   } else if constexpr (ReflectedModule<M>) {
     hana::for_each(hana::accessors<M>(), [&](auto pair) {
       std::string member = hana::to<const char*>(hana::first(pair));
       for_each_parameter(hana::second(pair)(m), f, prefix + member + ".");
     });
-  } else {
-    static_assert(sizeof(M) == 0, "not a module: adapt it with BOOST_HANA_ADAPT_STRUCT or give it for_each_parameter");
   }
 }
 
@@ -74,8 +107,12 @@ void reset_parameters(M& m, std::uint64_t seed = 0) {
 template <class M, class F>
 void for_each_module(M& m, F&& f) {
   namespace hana = boost::hana;
-  f(m);
-  if constexpr (requires { m.for_each_submodule(f); }) {
+  MG_REQUIRE_MODULE(M);
+  if constexpr (!is_module_v<M>) return;
+  else f(m);
+  if constexpr (!is_module_v<M>) {
+    return;
+  } else if constexpr (requires { m.for_each_submodule(f); }) {
     m.for_each_submodule([&](auto& sub) { for_each_module(sub, f); });
   } else if constexpr (ReflectedModule<M>) {
     hana::for_each(hana::accessors<M>(), [&](auto pair) { for_each_module(hana::second(pair)(m), f); });

@@ -7,6 +7,7 @@
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/c99/module.hpp"
 
 namespace mg::rt::c99 {
 
@@ -54,9 +55,7 @@ std::string describe(const ir::Graph& g, ir::NodeId id) {
   for (std::size_t k = 0; k < n.inputs.size(); ++k) s += (k ? ", %" : "%") + std::to_string(n.inputs[k]);
   s += ") : " + to_string(n.type);
   if (n.loc.known()) s += "  " + to_string(n.loc);
-  for (auto& c : s)
-    if (c == '*' || c == '\n') c = ' ';  // keep the comment closed and on one line
-  return s;
+  return c_comment_text(s);  // file names are user input too: keep the comment closed
 }
 
 }  // namespace

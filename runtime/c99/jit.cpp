@@ -11,8 +11,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/runtime/c99/jit_cache.hpp"
 
 namespace mg::rt::c99 {
 
@@ -32,35 +34,28 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-std::string read_text(const fs::path& p, std::size_t max) {
-  std::ifstream f(p);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (s.size() > max) s = s.substr(0, max) + "\n[...]";
-  return s;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 }  // namespace
 
-std::string compiler_command() {
+std::vector<std::string> compiler_command() {
+  std::vector<std::string> argv;
   const char* cc = std::getenv("MG_CC");
+  std::istringstream words(cc && *cc ? cc : "cc");  // split on spaces; no shell is involved
+  for (std::string w; words >> w;) argv.push_back(w);
   // -fno-math-errno: with errno to set, sqrtf is a scalar call per element and loops around
   // it do not vectorise (Adam's update ran 8x slower); -fno-trapping-math: float selects
   // vectorise. Results are the same (no reassociation, no contraction).
-  return std::string(cc && *cc ? cc : "cc") +
-         " -std=c99 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp -fPIC -shared -w";
+  for (const char* flag : {"-std=c99", "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno",
+                           "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared", "-w"})
+    argv.emplace_back(flag);
+  return argv;
 }
 
 std::string cache_dir() {
   if (const char* d = std::getenv("MG_C99_CACHE"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/minigrad/c99";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/minigrad/c99";
-  return "/tmp/minigrad-c99";
+  // No home: a directory of this user's own (created 0700 and checked), never a shared one.
+  return "/tmp/minigrad-c99-uid" + std::to_string(::geteuid());
 }
 
 Native::~Native() {
@@ -70,41 +65,20 @@ Native::~Native() {
 std::shared_ptr<Native> Native::load(const Module& m) {
   static std::mutex mu;
   static std::map<std::string, std::weak_ptr<Native>> loaded;
-  const std::string cmd = compiler_command();
-  const std::string key = m.name + "-" + hex(fnv1a(cmd + "\n" + m.header + "\n" + m.source));
+  const std::vector<std::string> cmd = compiler_command();
+  std::string cmd_text;
+  for (auto& w : cmd) cmd_text += w + " ";
+  const std::string key = m.name + "-" + hex(fnv1a(cmd_text + "\n" + m.header + "\n" + m.source));
   std::lock_guard lock(mu);
   if (auto p = loaded[key].lock()) return p;
 
-  std::error_code ec;
-  fs::path dir = cache_dir();
-  fs::create_directories(dir, ec);
-  if (ec) throw UserError("C99 backend: cannot create the cache directory " + dir.string() + " (" + ec.message() + ")");
-  const fs::path src = dir / (key + ".c"), hdr = dir / (m.name + ".h"), so = dir / (key + ".so");
-  const fs::path inc = dir / key;  // the header next to its source, in a directory of its own
-  if (!fs::exists(so)) {
-    fs::create_directories(inc, ec);
-    std::ofstream(inc / (m.name + ".h")) << m.header;
-    std::ofstream(src) << m.source;
-    const std::string tmp = so.string() + ".tmp" + std::to_string(::getpid());
-    const fs::path log = dir / (key + ".log");
-    const std::string line = cmd + " -I" + shell_quote(inc.string()) + " " + shell_quote(src.string()) + " -o " +
-                             shell_quote(tmp) + " -lopenblas -lm > " + shell_quote(log.string()) + " 2>&1";
-    const int rc = std::system(line.c_str());
-    if (rc != 0) {
-      fs::remove(tmp, ec);
-      throw UserError("C99 backend: the C compiler failed on the generated source " + src.string() + "\n  command: " +
-                      line + "\n" + read_text(log, 4000));
-    }
-    fs::rename(tmp, so, ec);
-    if (ec) throw UserError("C99 backend: cannot place " + so.string() + " (" + ec.message() + ")");
-  }
-  (void)hdr;
+  const CachedObject obj = cached_compile(key, m.name + ".h", m.header, m.source, cmd, {"-lopenblas", "-lm"});
   auto p = std::shared_ptr<Native>(new Native());
-  p->source_path_ = src.string();
-  p->handle_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!p->handle_) throw UserError("C99 backend: cannot load " + so.string() + ": " + dlerror());
+  p->source_path_ = obj.source.string();
+  p->handle_ = dlopen(obj.object.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!p->handle_) throw UserError("C99 backend: cannot load " + obj.object.string() + ": " + dlerror());
   p->fn_ = reinterpret_cast<int (*)(void* const*, void*)>(dlsym(p->handle_, (m.name + "_call").c_str()));
-  if (!p->fn_) throw UserError("C99 backend: " + so.string() + " has no " + m.name + "_call");
+  if (!p->fn_) throw UserError("C99 backend: " + obj.object.string() + " has no " + m.name + "_call");
   loaded[key] = p;
   return p;
 }

@@ -14,10 +14,12 @@
 
 namespace mg::rt::c99 {
 
-// The compiler command (without file names); $MG_CC overrides the compiler (default cc).
-std::string compiler_command();
+// The compiler command as argv (without file names); $MG_CC overrides the compiler (default
+// cc) and is split on spaces ("ccache gcc" works); no shell ever runs it.
+std::vector<std::string> compiler_command();
 // Where compiled modules are cached: $MG_C99_CACHE, else $XDG_CACHE_HOME/minigrad/c99,
-// else ~/.cache/minigrad/c99, else /tmp/minigrad-c99.
+// else ~/.cache/minigrad/c99, else /tmp/minigrad-c99-uid<euid>. It must be private to this
+// user (jit_cache.hpp checks it).
 std::string cache_dir();
 
 // A compiled, loaded module: calls its entry with one pointer per Arg.

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <map>
+#include <cstdio>
 #include <set>
 
 #include "minigrad/ir/errors.hpp"
@@ -19,6 +20,23 @@ std::string c_identifier(const std::string& name) {
   for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
   return s;
+}
+
+// Text from the IR (user-chosen names) shown inside a C comment: printable ASCII except what
+// could end the comment or splice lines ('*', '/', '\\') is kept; every other byte is
+// written %XX (for reading only: '%' itself stays). So no name can close the comment.
+std::string c_comment_text(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '*' && c != '/' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -221,7 +239,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   std::string doc;
   for (auto& a : m.args) {
     static const char* kinds[] = {"input", "output", "state (read)", "state (next value)", "constant"};
-    doc += " *   " + a.c_name + ": " + to_string(a.type) + "  " + kinds[static_cast<int>(a.kind)] + " '" + a.name + "'\n";
+    doc += " *   " + a.c_name + ": " + to_string(a.type) + "  " + kinds[static_cast<int>(a.kind)] + " '" + c_comment_text(a.name) + "'\n";
   }
   const std::string sizes = " * arena " + std::to_string(m.arena_bytes) + " bytes (peak live " + std::to_string(m.peak_bytes) +
                             "), embedded weights " + std::to_string(m.weight_bytes) + " bytes, constants " +

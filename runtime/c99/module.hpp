@@ -66,5 +66,8 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
 
 // A C identifier from a name ("fc1.weight" -> "fc1_weight").
 std::string c_identifier(const std::string& name);
+// A name made safe to show inside a C comment ("a*/b" -> "a%2A%2Fb"): IR names are user
+// input and must never end a comment in generated code.
+std::string c_comment_text(const std::string& text);
 
 }  // namespace mg::rt::c99
