@@ -321,4 +321,10 @@ Tensor cast(const Tensor& x, DType to, Loc loc) {
   return Tensor(ir::cast(x.value(), to));
 }
 
+Tensor stop_gradient(const Tensor& x, Loc loc) {
+  LocScope at(SourceLoc::from(loc));
+  check("stop_gradient", x);
+  return Tensor(ir::unary("stop_gradient", x.value()));
+}
+
 }  // namespace mg

@@ -64,6 +64,11 @@ Tensor cumsum(const Tensor& x, std::int64_t axis, Loc loc = Loc::current());
 
 Tensor cast(const Tensor& x, DType to, Loc loc = Loc::current());
 
+// x unchanged, but no gradient flows back through it (jax.lax.stop_gradient, torch's
+// detach; also x.detach()): d/dx of x * stop_gradient(x) is stop_gradient(x), not 2x.
+// Use it for targets (a frozen network's output, a baseline) that must not be trained.
+Tensor stop_gradient(const Tensor& x, Loc loc = Loc::current());
+
 // ---- constants and masks from a tensor (dsl/masking.cpp) ----
 // Built in x's graph, so a module's operator()(const Tensor&) needs no Graph& (see also
 // graph_of in dsl/graph.hpp). The *_like functions take x's shape and, unless given one,

@@ -55,6 +55,7 @@ struct TensorMethods {
   Tensor unsqueeze(std::int64_t axis, Loc loc = Loc::current()) const;
   Tensor flatten(Loc loc = Loc::current()) const;
   Tensor cast(DType to, Loc loc = Loc::current()) const;
+  Tensor detach(Loc loc = Loc::current()) const;  // stop_gradient(*this)
 
  private:
   Tensor self(Loc loc) const;

@@ -47,5 +47,7 @@ template <class D>
 Tensor TensorMethods<D>::flatten(Loc l) const { return mg::flatten(self(l), 0, -1, l); }
 template <class D>
 Tensor TensorMethods<D>::cast(DType t, Loc l) const { return mg::cast(self(l), t, l); }
+template <class D>
+Tensor TensorMethods<D>::detach(Loc l) const { return mg::stop_gradient(self(l), l); }
 
 }  // namespace mg

@@ -7,8 +7,9 @@
 #include <iostream>
 
 #include <minigrad/minigrad.hpp>
+#include "examples/main_guard.hpp"
 
-int main() {
+int main() try {
   using namespace mg;
   Graph g;
   Tensor a = g.input("a", f64, {});
@@ -43,4 +44,4 @@ int main() {
   }
   std::printf("peak intermediate memory: %zu bytes over %zu steps\n", exe.peak_bytes(), exe.num_steps());
   return ok ? 0 : 1;
-}
+} MG_EXAMPLE_CATCH

@@ -6,8 +6,9 @@
 
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
+#include "examples/main_guard.hpp"
 
-int main() {
+int main() try {
   using namespace mg;
   const std::int64_t n = 256;
   std::mt19937_64 rng(0);
@@ -34,4 +35,4 @@ int main() {
   double w = model.weight.value().at(0), b = model.bias.value().at(0);
   std::printf("fitted y = %.4f x %+.4f   (true: 3x - 2)\n", w, b);
   return std::fabs(w - 3) < 0.05 && std::fabs(b + 2) < 0.05 ? 0 : 1;
-}
+} MG_EXAMPLE_CATCH

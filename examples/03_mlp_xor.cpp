@@ -3,6 +3,7 @@
 
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
+#include "examples/main_guard.hpp"
 
 struct XorMlp {
   mg::nn::Linear fc1{2, 8}, fc2{8, 1};
@@ -10,7 +11,7 @@ struct XorMlp {
 };
 BOOST_HANA_ADAPT_STRUCT(XorMlp, fc1, fc2);
 
-int main() {
+int main() try {
   using namespace mg;
   XorMlp model;
   Graph g;
@@ -36,4 +37,4 @@ int main() {
   }
   std::printf(solved ? "XOR solved\n" : "XOR NOT solved\n");
   return solved ? 0 : 1;
-}
+} MG_EXAMPLE_CATCH

@@ -17,6 +17,7 @@
 #include "examples/progress.hpp"
 #include "minigrad/runtime/c99/export.hpp"
 #include "minigrad/runtime/io/safetensors.hpp"
+#include "examples/main_guard.hpp"
 
 struct SpiralMlp {
   mg::nn::Linear fc1{2, 32}, fc2{32, 3};
@@ -51,7 +52,7 @@ int run(const std::string& cmd, std::string* out) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   using namespace mg;
   examples::Args args(argc, argv, {{"steps", "300"}, {"out", "out/embedded"}});
   const std::filesystem::path out = args.str("out");
@@ -125,4 +126,4 @@ int main(int argc, char** argv) {
   const bool ok = worst < 1e-5 && l < 0.5;
   std::printf(ok ? "exported C agrees with the interpreter\n" : "MISMATCH or training failed\n");
   return ok ? 0 : 1;
-}
+} MG_EXAMPLE_CATCH

@@ -70,6 +70,12 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
   const std::string dot = ir::to_dot(g.ir(), step.roots());
   std::ofstream(out / "train_step.dot") << dot;
   io::render(dot, (out / "train_step.svg").string());
+  // The same step with one box per module and role (forward, backward, update).
+  ir::DotOptions collapsed;
+  collapsed.collapse = true;
+  const std::string overview = ir::to_dot(g.ir(), step.roots(), collapsed);
+  std::ofstream(out / "train_step_overview.dot") << overview;
+  io::render(overview, (out / "train_step_overview.svg").string());
 
   io::BatchLoader loader(train_x, data.train_labels,
                          {.batch_size = recipe.batch, .shuffle = true, .drop_last = true, .seed = seed});
@@ -107,7 +113,7 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
               args.str("backend").c_str(), epochs,
               static_cast<unsigned long long>(seed), train_s,
               static_cast<double>(trained * recipe.batch) / train_s);
-  std::printf("wrote %s and %s/train_step.{mgir,dot,svg}\n", weights.c_str(), out.c_str());
+  std::printf("wrote %s and %s/train_step.{mgir,dot,svg} (+ _overview.{dot,svg})\n", weights.c_str(), out.c_str());
   return 0;
 }
 

@@ -63,8 +63,11 @@ Value make_op(Graph& g, const OpDef& def, std::vector<Value> inputs, Attrs attrs
   Type out;
   try {
     out = def.infer(types, attrs);
+    check_type_sane(out);  // a rule's arithmetic must not wrap into a plausible size
   } catch (const TypeRuleError& e) {
     throw ShapeError("op '" + def.name + "': " + e.message + " (got " + types_of(types) + ")", loc);
+  } catch (const ShapeError& e) {
+    throw ShapeError("op '" + def.name + "': " + e.message() + " (got " + types_of(types) + ")", loc);
   }
   auto n = std::make_unique<Node>();
   n->kind = NodeKind::op;

@@ -1,10 +1,12 @@
 // Small out-of-line pieces of the IR vocabulary: dtype names, shapes, types, source
 // locations and the assertion handler.
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <sstream>
 
 #include "minigrad/ir/dtype.hpp"
+#include "minigrad/ir/checked.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/source_loc.hpp"
 #include "minigrad/ir/type.hpp"
@@ -19,8 +21,17 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 
 std::int64_t numel(const Shape& s) {
   std::int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s) n = checked_mul(n, d);
   return n;
+}
+
+void check_type_sane(const Type& t) {
+  for (auto d : t.shape)
+    if (d < 0) throw ShapeError("negative dimension in " + to_string(t), ambient_loc());
+  // Bytes representable, and strides too: [0, 2^62, 2^62] has no elements but its strides
+  // (products of the trailing dims) overflow, so count zero dims as one here.
+  std::int64_t extent = static_cast<std::int64_t>(size_of(t.dtype));
+  for (auto d : t.shape) extent = checked_mul(extent, std::max<std::int64_t>(d, 1));
 }
 
 std::string to_string(const Shape& s) {

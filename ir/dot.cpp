@@ -1,8 +1,12 @@
-// DOT output; see dot.hpp. Nodes are declared inside their cluster (backward, region) and
+// DOT output; see dot.hpp. Nodes are declared inside their cluster (role, module, region) and
 // every edge is written once at the top level after all nodes, so an edge never pulls a
 // node into the wrong cluster.
 #include "minigrad/ir/dot.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <array>
+#include <map>
 #include <sstream>
 
 #include "minigrad/ir/op_registry.hpp"
@@ -24,7 +28,72 @@ constexpr std::string_view kOutputStyle = R"~(peripheries=2, penwidth=1.5, fillc
 constexpr std::string_view kBackwardCluster =
     R"~(label="backward (adjoint)"; style="rounded,filled"; fillcolor="#fef5e7"; color="#e59866"; )~"
     R"~(fontcolor="#a04000";)~";
+constexpr std::string_view kSecondOrderStyle = R"~(fillcolor="#fadbd8", color="#b03a2e")~";
+constexpr std::string_view kUpdateStyle = R"~(fillcolor="#d1f2eb", color="#117a65")~";
+constexpr std::string_view kForwardCluster =
+    R"~(label="forward"; style="rounded"; color="#aab7b8"; fontcolor="#34495e";)~";
+constexpr std::string_view kSecondOrderCluster =
+    R"~(label="second-order backward (grad of grad)"; style="rounded,filled"; fillcolor="#fdedec"; )~"
+    R"~(color="#cd6155"; fontcolor="#943126";)~";
+constexpr std::string_view kUpdateCluster =
+    R"~(label="optimizer update"; style="rounded,filled"; fillcolor="#e8f8f5"; color="#48c9b0"; )~"
+    R"~(fontcolor="#0e6251";)~";
+constexpr std::string_view kModuleCluster = R"~(style="rounded,bold"; color="#5d6d7e"; fontcolor="#2c3e50";)~";
 constexpr std::string_view kRegionCluster = R"~(style="rounded,dashed"; color="#7d3c98"; fontcolor="#7d3c98";)~";
+
+constexpr std::size_t kNoBox = ~std::size_t{0};
+constexpr std::array<Role, 4> kRoles{Role::forward, Role::adjoint, Role::second_order, Role::update};
+
+// Cluster name part, cluster style, node style and edge colour of each role.
+std::string_view role_key(Role r) {
+  switch (r) {
+    case Role::forward: return "forward";
+    case Role::adjoint: return "backward";
+    case Role::second_order: return "second_order";
+    case Role::update: return "update";
+  }
+  return "";
+}
+std::string_view role_cluster_style(Role r) {
+  switch (r) {
+    case Role::forward: return kForwardCluster;
+    case Role::adjoint: return kBackwardCluster;
+    case Role::second_order: return kSecondOrderCluster;
+    case Role::update: return kUpdateCluster;
+  }
+  return "";
+}
+std::string_view role_node_style(Role r) {
+  switch (r) {
+    case Role::forward: return "";
+    case Role::adjoint: return kAdjointStyle;
+    case Role::second_order: return kSecondOrderStyle;
+    case Role::update: return kUpdateStyle;
+  }
+  return "";
+}
+std::string_view role_edge_color(Role r) {
+  switch (r) {
+    case Role::forward: return "";
+    case Role::adjoint: return "color=\"#ca6f1e\"";
+    case Role::second_order: return "color=\"#b03a2e\"";
+    case Role::update: return "color=\"#117a65\"";
+  }
+  return "";
+}
+bool is_backward(Role r) { return r == Role::adjoint || r == Role::second_order; }
+
+// "fc1.weight" -> "fc1", "optim.fc1.weight.m" -> "fc1", "x" and "optim.lr" -> "".
+std::string module_of_input(std::string_view name) {
+  if (name.starts_with("optim.")) {
+    name.remove_prefix(6);
+    const std::size_t slot = name.rfind('.');
+    if (slot == std::string_view::npos) return "";
+    name = name.substr(0, slot);
+  }
+  const std::size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? "" : std::string(name.substr(0, dot));
+}
 
 // Length of the valid UTF-8 sequence starting at s[i], 0 if it is not valid.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
@@ -89,14 +158,18 @@ class DotWriter {
         names.push_back(name);
       }
     }
-    emit_graph(g, outputs, names, "", "out", "  ");  // "out<i>", as the printer names them
+    if (opts_.collapse)
+      emit_collapsed(g, outputs);
+    else
+      emit_graph(g, outputs, names, "", "out", "  ");  // "out<i>", as the printer names them
     out_ << edges_.str() << "}\n";
     return out_.str();
   }
 
  private:
-  // Emits the nodes of `g` (ids prefixed by `prefix`) at this nesting level, adjoint nodes
-  // in a backward cluster, each node's regions in clusters right after it.
+  // Emits the nodes of `g` (ids prefixed by `prefix`) at this nesting level in role
+  // clusters (none when every node is forward), each role's nodes in module clusters, each
+  // node's regions in clusters right after it.
   void emit_graph(const Graph& g, std::span<const NodeId> outputs, std::span<const std::string> names,
                   const std::string& prefix, const std::string& default_name, const std::string& indent) {
     std::vector<bool> live;
@@ -110,23 +183,22 @@ class DotWriter {
       l += (l.empty() ? "-> " : ", ") + name;
     }
 
-    bool any_adjoint = false;
-    for (NodeId id = 0; id < g.size(); ++id) {
-      const Node& n = g.node(id);
-      if (!is_live(id)) continue;
-      if (n.role == Role::adjoint) {
-        any_adjoint = true;
-        continue;
+    const Clusters c = clusters_of(g, live);
+    for (const RoleCluster& rc : c.roles) {
+      std::string inner = indent;
+      if (c.role_clusters) {
+        out_ << indent << "subgraph " << dot_quote("cluster_" + prefix + std::string(role_key(rc.role))) << " {\n"
+             << indent << "  " << role_cluster_style(rc.role) << "\n";
+        inner += "  ";
       }
-      emit_node(n, prefix, out_label[id], indent);
-    }
-    if (any_adjoint) {
-      out_ << indent << "subgraph " << dot_quote("cluster_" + prefix + "backward") << " {\n"
-           << indent << "  " << kBackwardCluster << "\n";
-      for (NodeId id = 0; id < g.size(); ++id)
-        if (is_live(id) && g.node(id).role == Role::adjoint)
-          emit_node(g.node(id), prefix, out_label[id], indent + "  ");
-      out_ << indent << "}\n";
+      for (NodeId id : rc.loose) emit_node(g.node(id), prefix, out_label[id], inner);
+      for (const auto& [module, ids] : rc.modules) {
+        out_ << inner << "subgraph " << dot_quote(module_cluster_name(prefix, rc.role, module)) << " {\n"
+             << inner << "  label=" << dot_quote(module) << "; " << kModuleCluster << "\n";
+        for (NodeId id : ids) emit_node(g.node(id), prefix, out_label[id], inner + "  ");
+        out_ << inner << "}\n";
+      }
+      if (c.role_clusters) out_ << indent << "}\n";
     }
     for (NodeId id = 0; id < g.size(); ++id) {
       const Node& n = g.node(id);
@@ -136,10 +208,104 @@ class DotWriter {
         std::vector<std::string> attrs;
         if (n.inputs.size() > 1 && !(n.op && n.op->traits.commutative))
           attrs.push_back("label=" + dot_quote(std::to_string(k)));
-        if (n.role == Role::adjoint) attrs.push_back("color=\"#ca6f1e\"");
+        if (n.role != Role::forward) attrs.push_back(std::string(role_edge_color(n.role)));
         emit_edge_attrs(attrs);
       }
     }
+  }
+
+  // One box per role/module cluster of the top-level graph, with its node count, inputs
+  // and outputs; edges between boxes labelled with the number of IR edges they stand for.
+  void emit_collapsed(const Graph& g, std::span<const NodeId> outputs) {
+    std::vector<bool> live;
+    if (opts_.only_live && !outputs.empty()) live = g.reachable_from(outputs);
+    const Clusters c = clusters_of(g, live);
+    std::vector<std::size_t> box(g.size(), kNoBox);
+    std::vector<std::vector<NodeId>> members;
+    auto add_box = [&](const std::vector<NodeId>& ids) {
+      for (NodeId id : ids) box[id] = members.size();
+      members.push_back(ids);
+    };
+    std::vector<bool> is_output(g.size(), false);
+    for (NodeId o : outputs) is_output.at(o) = true;
+    auto emit_box = [&](std::size_t b, const std::string& title, Role role, const std::string& indent) {
+      std::size_t inputs = 0, outs = 0;
+      for (NodeId id : members[b]) {
+        inputs += g.node(id).kind == NodeKind::input;
+        outs += is_output[id];
+      }
+      std::string label = title + "\n" + std::to_string(members[b].size()) + " nodes";
+      if (inputs) label += ", " + std::to_string(inputs) + " inputs";
+      if (outs) label += "\n-> " + std::to_string(outs) + (outs == 1 ? " output" : " outputs");
+      std::string style(role_node_style(role));
+      if (outs) style += std::string(style.empty() ? "" : ", ") + "peripheries=2, penwidth=1.5";
+      out_ << indent << "c" << b << " [label=" << dot_quote(label) << (style.empty() ? "" : ", ") << style << "];\n";
+    };
+    for (const RoleCluster& rc : c.roles) {
+      std::string inner = "  ";
+      if (c.role_clusters) {
+        out_ << "  subgraph " << dot_quote("cluster_" + std::string(role_key(rc.role))) << " {\n"
+             << "    " << role_cluster_style(rc.role) << "\n";
+        inner = "    ";
+      }
+      if (!rc.loose.empty()) {
+        add_box(rc.loose);
+        emit_box(members.size() - 1, rc.modules.empty() ? std::string(role_key(rc.role)) : "(no module)", rc.role,
+                 inner);
+      }
+      for (const auto& [module, ids] : rc.modules) {
+        add_box(ids);
+        emit_box(members.size() - 1, module, rc.role, inner);
+      }
+      if (c.role_clusters) out_ << "  }\n";
+    }
+    std::map<std::pair<std::size_t, std::size_t>, std::size_t> between;
+    for (NodeId id = 0; id < g.size(); ++id) {
+      if (box[id] == kNoBox) continue;
+      for (NodeId in : g.node(id).inputs)
+        if (box[in] != kNoBox && box[in] != box[id]) ++between[{box[in], box[id]}];
+    }
+    for (const auto& [edge, count] : between)
+      edges_ << "  c" << edge.first << " -> c" << edge.second << " [label=" << dot_quote(std::to_string(count))
+             << "];\n";
+  }
+
+  // The live nodes of a graph grouped by role (in ir::Role order) and, inside a role, by
+  // module (in order of their first node); nodes without a module are `loose`.
+  struct RoleCluster {
+    Role role;
+    std::vector<NodeId> loose;
+    std::vector<std::pair<std::string, std::vector<NodeId>>> modules;
+  };
+  struct Clusters {
+    std::vector<RoleCluster> roles;
+    bool role_clusters = false;  // any role but forward present
+  };
+  Clusters clusters_of(const Graph& g, const std::vector<bool>& live) const {
+    auto is_live = [&](NodeId id) { return live.empty() || live[id]; };
+    const std::vector<std::string> module = opts_.modules ? node_modules(g, live) : std::vector<std::string>(g.size());
+    Clusters c;
+    for (Role r : kRoles) {
+      RoleCluster rc{r, {}, {}};
+      for (NodeId id = 0; id < g.size(); ++id) {
+        if (!is_live(id) || g.node(id).role != r) continue;
+        if (module[id].empty()) {
+          rc.loose.push_back(id);
+          continue;
+        }
+        auto it = std::find_if(rc.modules.begin(), rc.modules.end(), [&](auto& m) { return m.first == module[id]; });
+        if (it == rc.modules.end()) rc.modules.push_back({module[id], {id}});
+        else it->second.push_back(id);
+      }
+      if (rc.loose.empty() && rc.modules.empty()) continue;
+      c.role_clusters = c.role_clusters || r != Role::forward;
+      c.roles.push_back(std::move(rc));
+    }
+    return c;
+  }
+
+  static std::string module_cluster_name(const std::string& prefix, Role role, const std::string& module) {
+    return "cluster_" + prefix + std::string(role_key(role)) + "_" + module;
   }
 
   void emit_node(const Node& n, const std::string& prefix, const std::string& out_label,
@@ -163,7 +329,7 @@ class DotWriter {
             a += (a.empty() ? "" : ", ") + k + "=" + cut(format_attr(v), opts_.attr_chars);
           label += "\n{" + a + "}";
         }
-        if (n.role == Role::adjoint) style = kAdjointStyle;
+        style = role_node_style(n.role);
         break;
     }
     label += "\n" + to_string(n.type);
@@ -237,6 +403,58 @@ std::string dot_quote(std::string_view s) {
   }
   q += '"';
   return q;
+}
+
+std::vector<std::string> node_modules(const Graph& g, const std::vector<bool>& live) {
+  auto is_live = [&](NodeId id) { return live.empty() || live[id]; };
+  std::vector<std::string> names;  // module index -> name, in order of first input
+  const std::size_t n = g.size();
+  std::vector<int> mod(n, -1), direct(n, -1), operands(n, -1), feed_lo(n, INT_MAX), feed_hi(n, -1);
+  for (NodeId id = 0; id < n; ++id) {
+    const Node& node = g.node(id);
+    if (node.kind == NodeKind::input) {
+      const std::string m = module_of_input(node.name);
+      if (m.empty()) continue;
+      auto it = std::find(names.begin(), names.end(), m);
+      mod[id] = static_cast<int>(it - names.begin());
+      if (it == names.end()) names.push_back(m);
+    } else if (node.kind == NodeKind::op) {
+      for (NodeId in : node.inputs) {
+        if (g.node(in).kind == NodeKind::input) direct[id] = std::max(direct[id], mod[in]);
+        operands[id] = std::max(operands[id], mod[in]);
+      }
+      if (node.role == Role::forward) mod[id] = direct[id] >= 0 ? direct[id] : operands[id];
+    }
+  }
+  // Backward and update nodes, consumers first: what they feed decides. A backward node
+  // feeding several modules belongs to the latest (gradients flow from the last module to
+  // the first); an update node feeding several (the step counter) to none.
+  for (NodeId id = static_cast<NodeId>(n); id-- > 0;) {
+    const Node& node = g.node(id);
+    if (!is_live(id) || node.kind != NodeKind::op) continue;
+    if (node.role != Role::forward) {
+      int feed = -1;
+      if (feed_hi[id] >= 0) feed = is_backward(node.role) || feed_lo[id] == feed_hi[id] ? feed_hi[id] : -1;
+      const bool fed = feed_hi[id] >= 0 || feed_lo[id] != INT_MAX;
+      mod[id] = direct[id] >= 0 ? direct[id] : fed ? feed : -2;  // -2: by operands, below
+    }
+    if (mod[id] == -2) continue;  // decided by its operands: feeds no module
+    for (NodeId in : node.inputs) {
+      if (g.node(in).kind != NodeKind::op || g.node(in).role == Role::forward) continue;
+      feed_lo[in] = std::min(feed_lo[in], mod[id]);
+      feed_hi[in] = std::max(feed_hi[in], mod[id]);
+    }
+  }
+  // What feeds nothing (a gradient that is an output): the latest module among its operands.
+  for (NodeId id = 0; id < n; ++id) {
+    if (mod[id] != -2) continue;
+    mod[id] = -1;
+    for (NodeId in : g.node(id).inputs) mod[id] = std::max(mod[id], mod[in]);
+  }
+  std::vector<std::string> out(n);
+  for (NodeId id = 0; id < n; ++id)
+    if (mod[id] >= 0) out[id] = names[static_cast<std::size_t>(mod[id])];
+  return out;
 }
 
 std::string to_dot(const Graph& g, std::span<const NodeId> outputs, DotOptions opts) {

@@ -28,8 +28,11 @@ Value Graph::add_input(std::string name, Type type, SourceLoc loc) {
   if (name.empty()) throw UserError("graph input needs a non-empty name", loc);
   if (input_by_name_.count(name))
     throw UserError("duplicate graph input name '" + name + "'", loc);
-  for (auto d : type.shape)
-    if (d < 0) throw ShapeError("input '" + name + "': negative dimension in " + to_string(type), loc);
+  try {
+    check_type_sane(type);
+  } catch (const ShapeError& e) {
+    throw ShapeError("input '" + name + "': " + e.message(), loc);
+  }
   auto n = std::make_unique<Node>();
   n->kind = NodeKind::input;
   n->name = name;

@@ -28,8 +28,13 @@ enum class NodeKind : std::uint8_t {
   op,        // an application of a registered op (may own regions)
 };
 
-// Which part of the program made a node; DOT output colours by it.
-enum class Role : std::uint8_t { forward, adjoint };
+// Which part of the program made a node; DOT output clusters and colours by it, the text
+// IR prints it (`grad`, `grad2`, `update`).
+//   forward       the model as the user wrote it
+//   adjoint       a backward pass (grad, vjp) over forward nodes
+//   second_order  a backward pass that differentiates adjoint nodes (grad of grad)
+//   update        a training step's optimizer update (gradient clipping, state, new values)
+enum class Role : std::uint8_t { forward, adjoint, second_order, update };
 
 struct Node {
   NodeId id = kNoNode;

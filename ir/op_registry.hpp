@@ -83,6 +83,10 @@ struct OpTestSpec {
   std::vector<OpTestCase> cases;  // empty: the family default shapes
   Domain domain = Domain::any;
   int grad_order = 2;  // 0: not differentiable, 1: first order only, 2: also second
+  // Non-empty: why the VJP is deliberately not the function's derivative (stop_gradient:
+  // identity forward, no gradient back), so finite differences cannot check it; with
+  // grad_order 0. Tests of the rule's own meaning stand in for the check.
+  std::string vjp_not_derivative;
   double tol = 1e-6;   // relative tolerance of the f64 finite-difference check
   // Custom input generator (indices, masks); default draws floats from `domain`.
   std::function<Array(std::size_t input, const Type& type, std::uint64_t seed)> make_input;

@@ -19,9 +19,9 @@ BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Lit, is_list, items)
 BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Attr, name, value)
 BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Type, dtype, dims)
 BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Loc, file, line, column)
-BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Param, name, type, grad, loc)
+BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Param, name, type, role, loc)
 BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::OpCall, op, args, attrs)
-BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Stmt, name, rhs, type, grad, loc, regions)
+BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Stmt, name, rhs, type, role, loc, regions)
 BOOST_FUSION_ADAPT_STRUCT(mg::ir::text::ast::Graph, params, stmts, results)
 
 namespace mg {
@@ -204,7 +204,7 @@ MG_RULE(kw_graph, x3::unused_type, "'graph'");
 MG_RULE(kw_region, x3::unused_type, "'region'");
 MG_RULE(kw_constant, x3::unused_type, "'constant'");
 MG_RULE(kw_return, x3::unused_type, "a statement (%name = ...) or 'return'");
-MG_RULE(kw_grad, x3::unused_type, "'grad'");
+MG_RULE(kw_role, mg::ir::Role, "a role ('grad', 'grad2' or 'update')");
 MG_RULE(kw_loc, x3::unused_type, "'loc'");
 MG_RULE(close_quote, x3::unused_type, "a closing '\"'");
 MG_RULE(close_paren, x3::unused_type, "',' or ')'");
@@ -243,7 +243,15 @@ const auto kw_graph_def = keyword("graph");
 const auto kw_region_def = keyword("region");
 const auto kw_constant_def = keyword("constant");
 const auto kw_return_def = keyword("return");
-const auto kw_grad_def = keyword("grad");
+// A node's role (ir::Role) after its type; forward is written as nothing.
+struct RoleSymbols : x3::symbols<mg::ir::Role> {
+  RoleSymbols() {
+    add("grad", mg::ir::Role::adjoint)("grad2", mg::ir::Role::second_order)("update", mg::ir::Role::update);
+  }
+};
+const RoleSymbols role_symbols;
+const auto kw_role_def = lexeme[role_symbols >> !name_char];
+const auto role = kw_role | x3::attr(mg::ir::Role::forward);
 const auto kw_loc_def = keyword("loc");
 const auto close_quote_def = lit('"');
 const auto close_paren_def = lit(')');
@@ -270,18 +278,18 @@ const auto attr_entry_def = word > '=' > literal;
 const auto attr_dict_def = lit('{') > -(attr_entry % ',') > close_brace;
 const auto type_def = word > '[' > -(integer % ',') > close_bracket;
 const auto loc_def = kw_loc > '(' > string > ':' > integer > -(lit(':') > integer) > ')';
-const auto param_def = vname > ':' > type > x3::matches[kw_grad] > -loc;
+const auto param_def = vname > ':' > type > role > -loc;
 const auto params_def = lit('(') > -(param % ',') > close_paren;
 const auto args_def = lit('(') > -(vname % ',') > close_paren;
 const auto op_call_def = word > args > -attr_dict;
 const auto rhs_def = (kw_constant > literal)[set_constant] | op_call[set_call];
-const auto stmt_def = vname > '=' > rhs > ':' > type > x3::matches[kw_grad] > -loc > *region;
+const auto stmt_def = vname > '=' > rhs > ':' > type > role > -loc > *region;
 const auto result_def = (out_name > '=' > vname)[set_named_result] | vname[set_result];
 const auto body_def = params > '{' > *stmt > kw_return > -(result % ',') > close_brace;
 const auto region_def = kw_region > body;
 const auto graph_def = kw_graph > body;
 
-BOOST_SPIRIT_DEFINE(kw_graph, kw_region, kw_constant, kw_return, kw_grad, kw_loc, close_quote,
+BOOST_SPIRIT_DEFINE(kw_graph, kw_region, kw_constant, kw_return, kw_role, kw_loc, close_quote,
                     close_paren, close_bracket, close_brace, end_of_input, escaped, name_body, word, number,
                     integer, string, scalar, out_name, vname, list, literal, attr_entry, attr_dict, type, loc,
                     param, params, args, op_call, rhs, stmt, result, body, region, graph)

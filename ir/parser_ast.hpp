@@ -64,7 +64,7 @@ struct Loc : Tagged {
 struct Param : Tagged {
   Name name;
   Type type;
-  bool grad = false;
+  Role role = Role::forward;  // `grad`, `grad2` or `update` after the type
   boost::optional<Loc> loc;
 };
 struct OpCall : Tagged {
@@ -83,7 +83,7 @@ struct Stmt : Tagged {
   Name name;
   Rhs rhs;
   Type type;
-  bool grad = false;
+  Role role = Role::forward;  // `grad`, `grad2` or `update` after the type
   boost::optional<Loc> loc;
   std::vector<Graph> regions;
 };

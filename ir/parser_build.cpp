@@ -179,7 +179,7 @@ class Builder {
     std::string name = key(p.name).substr(2);
     if (g.input(name).valid()) fail(p.name.at, "duplicate input name %" + p.name.text);
     Value v = guarded(p.name.at, [&] { return g.add_input(name, type(p.type), loc(p.loc)); });
-    if (p.grad) g.mutable_node(v.id).role = Role::adjoint;
+    g.mutable_node(v.id).role = p.role;
     define(scope, p.name, v.id);
   }
 
@@ -214,7 +214,7 @@ class Builder {
         g.mutable_node(v.id).regions.push_back(std::move(body));
       }
     }
-    if (s.grad) g.mutable_node(v.id).role = Role::adjoint;
+    g.mutable_node(v.id).role = s.role;
     define(scope, s.name, v.id);
   }
 

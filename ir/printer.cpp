@@ -99,6 +99,17 @@ std::string format_attr(const AttrValue& v) {
 
 namespace {
 
+// A node's role after its type (ir/node.hpp); the parser reads the same words.
+const char* role_suffix(Role r) {
+  switch (r) {
+    case Role::forward: return "";
+    case Role::adjoint: return " grad";
+    case Role::second_order: return " grad2";
+    case Role::update: return " update";
+  }
+  return "";
+}
+
 void print_loc(std::ostream& os, const SourceLoc& loc, const PrintOptions& opts) {
   if (!opts.locations || !loc.known()) return;
   os << "  loc(" << quote(loc.file) << ":" << loc.line;
@@ -178,7 +189,7 @@ void print_graph(std::ostream& os, const Graph& g, std::span<const NodeId> resul
   for (std::size_t i = 0; i < g.inputs().size(); ++i) {
     const Node& n = g.node(g.inputs()[i]);
     os << (i ? ", " : "") << names[n.id] << ": " << to_string(n.type);
-    if (n.role == Role::adjoint) os << " grad";
+    os << role_suffix(n.role);
     print_loc(os, n.loc, opts);
   }
   os << ") {\n";
@@ -204,7 +215,7 @@ void print_graph(std::ostream& os, const Graph& g, std::span<const NodeId> resul
       }
     }
     os << " : " << to_string(n.type);
-    if (n.role == Role::adjoint) os << " grad";
+    os << role_suffix(n.role);
     print_loc(os, n.loc, opts);
     os << "\n";
     for (const auto& region : n.regions)

@@ -11,7 +11,7 @@ namespace mg {
 
 using Shape = std::vector<std::int64_t>;
 
-std::int64_t numel(const Shape& s);
+std::int64_t numel(const Shape& s);  // ShapeError when the count overflows int64
 std::string to_string(const Shape& s);  // "[3,4]", "[]" for 0-d
 
 struct Type {
@@ -25,6 +25,8 @@ struct Type {
 };
 
 std::string to_string(const Type& t);  // "f64[3,4]"
+// ShapeError unless every dim is >= 0 and the element count and byte size fit in int64.
+void check_type_sane(const Type& t);
 
 // Row-major strides in elements.
 std::vector<std::int64_t> strides_of(const Shape& s);

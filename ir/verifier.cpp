@@ -61,6 +61,8 @@ void verify_graph(const Graph& g) {
         } catch (const TypeRuleError& e) {
           fail(g, id, e.message);
         }
+        if (!n.regions.empty() && !n.op->check_regions)
+          fail(g, id, "op '" + n.op->name + "' owns no regions, but this node has " + std::to_string(n.regions.size()));
         for (auto& r : n.regions) verify_graph(*r);
         if (n.op->check_regions) {
           try {

@@ -20,6 +20,15 @@ std::string describe(const Value& v) {
   return "value " + ir::value_name(*v.graph, v.id) + " = " + n.op_name() + " (" + to_string(n.type) + ")";
 }
 
+// The role of a backward pass's nodes: second_order when what it differentiates reads
+// adjoint nodes (grad of grad), so pictures of Hessians and PINN losses separate the passes.
+ir::Role backward_role(const std::vector<bool>& needed, const ir::Graph& g) {
+  for (NodeId id = 0; id < needed.size(); ++id)
+    if (needed[id] && (g.node(id).role == ir::Role::adjoint || g.node(id).role == ir::Role::second_order))
+      return ir::Role::second_order;
+  return ir::Role::adjoint;
+}
+
 }  // namespace
 
 std::vector<Value> vjp(std::span<const Value> outputs, std::span<const Value> cotangents,
@@ -63,7 +72,7 @@ std::vector<Value> vjp(std::span<const Value> outputs, std::span<const Value> co
   std::vector<bool> needed = g.reachable_from(out_ids);
 
   std::vector<Value> cot(end);
-  ir::RoleScope role(g, ir::Role::adjoint);
+  ir::RoleScope role(g, backward_role(needed, g));
   auto accumulate = [&](NodeId id, Value c) {
     if (!cot[id].valid()) {
       cot[id] = c;
@@ -122,7 +131,8 @@ std::vector<Value> grad(Value output, std::span<const Value> wrt) {
     throw GradError("grad needs a scalar output, got " + describe(output) +
                         "; reduce it (e.g. .sum()) or use vjp with a cotangent",
                     ambient_loc());
-  ir::RoleScope role(*output.graph, ir::Role::adjoint);  // the seed belongs to the backward pass
+  // The seed belongs to the backward pass.
+  ir::RoleScope role(*output.graph, backward_role(output.graph->reachable_from(std::span<const NodeId>(&output.id, 1)), *output.graph));
   Value one = ir::full_like(output, 1.0);
   return vjp(std::span<const Value>(&output, 1), std::span<const Value>(&one, 1), wrt);
 }

@@ -11,8 +11,14 @@ namespace mg::passes {
 namespace {
 namespace x3 = boost::spirit::x3;
 
+// Character classes as explicit ASCII sets: x3::alpha/alnum/space call std::isalpha & co.
+// with a plain char, undefined for bytes >= 0x80 (a user's spec may hold any bytes).
+const auto letter = x3::char_("a-zA-Z");
+const auto letter_or_digit = x3::char_("a-zA-Z0-9");
+const auto blank = x3::char_(" \t\r\n\f\v");
+
 const auto name_rule = x3::rule<struct name_tag, std::string>{"pass name"} =
-    x3::lexeme[(x3::alpha | x3::char_('_')) >> *(x3::alnum | x3::char_('_') | x3::char_('-'))];
+    x3::lexeme[(letter | x3::char_('_')) >> *(letter_or_digit | x3::char_('_') | x3::char_('-'))];
 const auto spec_rule = -(name_rule % ',');
 
 std::string known_passes() {
@@ -31,7 +37,7 @@ std::vector<std::string> parse_pipeline(std::string_view spec) {
   std::vector<std::string> names;
   auto first = spec.begin();
   const auto last = spec.end();
-  const bool ok = x3::phrase_parse(first, last, spec_rule, x3::space, names);
+  const bool ok = x3::phrase_parse(first, last, spec_rule, blank, names);
   if (!ok || first != last) {
     auto shown = [&](std::string_view::iterator at) {
       return at == last ? std::string("the end") : std::string(1, '\'').append(1, *at).append(1, '\'');

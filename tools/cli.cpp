@@ -2,6 +2,7 @@
 #include "tools/cli.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "minigrad/ir/parser.hpp"
 #include "minigrad/ir/verifier.hpp"
 #include "minigrad/passes/grad.hpp"
+#include "minigrad/runtime/io/atomic_file.hpp"
 #include "minigrad/runtime/io/npy.hpp"
 
 namespace mg::tools {
@@ -123,11 +125,49 @@ void write_text(const std::string& path, const std::string& text) {
     std::cout << text << std::flush;
     return;
   }
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) throw UserError(path + ": cannot write (" + std::strerror(errno) + ")");
-  f << text;
-  f.close();
-  if (!f) throw UserError(path + ": write failed (" + std::strerror(errno) + ")");
+  io::write_file_atomically(path, text, path);  // never half a file over the user's old one
+}
+
+std::uint64_t parse_size(const std::string& text, const std::string& option) {
+  std::size_t used = 0;
+  unsigned long long n = 0;
+  try {
+    if (text.empty() || text[0] == '-') throw std::invalid_argument("sign");
+    n = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    throw UsageError(option + " expects a byte count such as 512M or 4G, got '" + text + "'");
+  }
+  const std::string suffix = text.substr(used);
+  int shift = 0;
+  if (suffix == "K" || suffix == "KiB") shift = 10;
+  else if (suffix == "M" || suffix == "MiB") shift = 20;
+  else if (suffix == "G" || suffix == "GiB") shift = 30;
+  else if (suffix == "T" || suffix == "TiB") shift = 40;
+  else if (!suffix.empty()) throw UsageError(option + ": unknown size suffix '" + suffix + "' (use K, M, G or T)");
+  if (shift && n > (~0ull >> shift)) throw UsageError(option + ": '" + text + "' is too large");
+  return static_cast<std::uint64_t>(n) << shift;
+}
+
+std::uint64_t available_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key, unit;
+  std::uint64_t kib = 0;
+  while (f >> key >> kib) {
+    std::getline(f, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+std::string format_bytes(std::uint64_t n) {
+  static const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 6) v /= 1024, ++u;
+  char buf[64];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+  else std::snprintf(buf, sizeof buf, "%.1f %s (%llu bytes)", v, units[u], static_cast<unsigned long long>(n));
+  return buf;
 }
 
 }  // namespace mg::tools

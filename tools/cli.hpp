@@ -70,6 +70,12 @@ std::size_t append_input_gradients(ir::Graph& g, const Array* cotangent, const s
 
 // Writes `text` to `path`, or to stdout when `path` is empty or "-".
 void write_text(const std::string& path, const std::string& text);
+// A byte count with an optional K/M/G/T suffix (powers of 1024): "512M", "4G", "1000".
+// UsageError naming `option` when malformed.
+std::uint64_t parse_size(const std::string& text, const std::string& option);
+// Memory this machine can give a new allocation now (MemAvailable), or 0 when unknown.
+std::uint64_t available_memory();
+std::string format_bytes(std::uint64_t n);  // "1.5 GiB (1610612736 bytes)"
 
 // The run functions, one per file in tools/commands/.
 int run_check(const Command&, Args);

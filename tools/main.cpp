@@ -1,6 +1,7 @@
 // `minigrad`: dispatches to a subcommand from the table in commands.cpp and maps errors to
 // exit codes (0 ok, 1 user error, 2 bad usage, 3 internal error). Nothing else lives here.
 #include <iostream>
+#include <new>
 
 #include "minigrad/ir/errors.hpp"
 #include "tools/cli.hpp"
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
     return kUsage;
   } catch (const mg::UserError& e) {
     std::cerr << who << ": error: " << e.what() << "\n";
+    return kUserError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << who << ": error: out of memory (see --max-memory for `run`)\n";
     return kUserError;
   } catch (const std::exception& e) {
     std::cerr << who << ": internal error: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 #include "minigrad/dsl/nn/train.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "minigrad/dsl/autodiff.hpp"
@@ -16,8 +17,11 @@
 namespace mg::nn {
 
 TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> params, UpdateRule rule, double base_lr,
-                     TrainOptions options)
+                     TrainOptions options, Loc loc)
     : graph_(g.shared()), base_lr_(base_lr), options_(std::move(options)) {
+  // The outermost scope wins: the library calls below stamp the user's line, not theirs.
+  // (Adjoint nodes take their forward node's line from the grad pass.)
+  LocScope at(SourceLoc::from(loc));
   if (!loss.valid() || loss.rank() != 0 || !is_float(loss.dtype()))
     throw UserError("compile_train: the loss must be a float scalar", ambient_loc());
   std::vector<Tensor> trainable;
@@ -28,12 +32,16 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
   }
   if (trainable.empty()) throw UserError("compile_train: the model has no trainable parameters");
 
+  // The optimizer's update (clipping, state, new values) has the role `update`.
+  std::optional<ir::RoleScope> update_role(std::in_place, *graph_, ir::Role::update);
   Tensor lr = g.input("optim.lr", f64, {});
   Tensor step = g.input("optim.step", f64, {});
   Tensor step_next = Tensor(step + 1.0);
   OptimContext ctx(g, lr, step_next);
 
+  update_role.reset();
   std::vector<Tensor> grads = grad(loss, trainable);
+  update_role.emplace(*graph_, ir::Role::update);
   if (options_.clip_grad_norm) {  // torch.nn.utils.clip_grad_norm_
     Tensor total;
     for (auto& gr : grads) {

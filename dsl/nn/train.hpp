@@ -36,8 +36,11 @@ using UpdateRule = std::function<Tensor(OptimContext&, const Parameter&, Tensor 
 
 class TrainStep {
  public:
+  // Every node the step adds (backward pass, clipping, optimizer update and its state
+  // inputs) carries `loc`, the user's compile_train line, not a library file; the update's
+  // nodes have the role ir::Role::update.
   TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> params, UpdateRule rule, double base_lr,
-            TrainOptions options);
+            TrainOptions options, Loc loc = Loc::current());
   TrainStep(TrainStep&&) noexcept;
   ~TrainStep();
 
@@ -83,10 +86,11 @@ class TrainStep {
 };
 
 template <class M, class Opt>
-TrainStep compile_train(Graph& g, const Tensor& loss, M& model, Opt opt, TrainOptions options = {}) {
+TrainStep compile_train(Graph& g, const Tensor& loss, M& model, Opt opt, TrainOptions options = {},
+                        Loc loc = Loc::current()) {
   return TrainStep(g, loss, parameters(model, /*include_buffers=*/true),
                    [opt](OptimContext& c, const Parameter& p, Tensor grad) { return opt.update(c, p, grad); },
-                   opt.lr, std::move(options));
+                   opt.lr, std::move(options), loc);
 }
 
 // An executable for inference with the parameters bound as inputs. It shares their storage:

@@ -96,18 +96,24 @@ SmtTerm smt_pick(SmtBuilder& b, SmtTerm x, SmtTerm y, SmtTerm pick_x) {
 }  // namespace
 
 void register_binary_ops() {
-  def_binary("add", "a + b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a + b; }),
+  def_binary("add", "a + b (i64 wraps modulo 2^64)", Dtypes::numeric,
+             kernels::same_dtype_wrapping<2>([](auto a, auto b) { return a + b; },
+                                             [](std::int64_t a, std::int64_t b) { return kernels::wrap(kernels::bits(a) + kernels::bits(b)); }),
              [](const VjpArgs& a) { return grads({a.cotangent, a.cotangent}); })
       .traits.commutative = true;
   defined_op("add").emit_c = c_expr("{0} + {1}", "(int64_t)((uint64_t){0} + (uint64_t){1})");
   defined_op("add").smt = [](SmtBuilder& b, auto in, auto&) { return b.add(in[0], in[1]); };
 
-  def_binary("sub", "a - b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a - b; }),
+  def_binary("sub", "a - b (i64 wraps modulo 2^64)", Dtypes::numeric,
+             kernels::same_dtype_wrapping<2>([](auto a, auto b) { return a - b; },
+                                             [](std::int64_t a, std::int64_t b) { return kernels::wrap(kernels::bits(a) - kernels::bits(b)); }),
              [](const VjpArgs& a) { return grads({a.cotangent, neg(a.cotangent)}); })
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.sub(in[0], in[1]); };
   defined_op("sub").emit_c = c_expr("{0} - {1}", "(int64_t)((uint64_t){0} - (uint64_t){1})");
 
-  def_binary("mul", "a * b", Dtypes::numeric, same_dtype<2, true>([](auto a, auto b) { return a * b; }),
+  def_binary("mul", "a * b (i64 wraps modulo 2^64)", Dtypes::numeric,
+             kernels::same_dtype_wrapping<2>([](auto a, auto b) { return a * b; },
+                                             [](std::int64_t a, std::int64_t b) { return kernels::wrap(kernels::bits(a) * kernels::bits(b)); }),
              [](const VjpArgs& a) {
                return grads({mul(a.cotangent, a.in[1]), mul(a.cotangent, a.in[0])});
              })

@@ -86,4 +86,31 @@ KernelFn same_dtype(F f) {
   };
 }
 
+// i64 arithmetic wraps modulo 2^64 (two's complement), in the interpreter as in the C99
+// emitter's (uint64_t) casts: signed overflow is undefined behaviour in C++ and C, so no
+// i64 kernel computes it. Wrapping helpers for those kernels:
+inline std::int64_t wrap(std::uint64_t v) { return static_cast<std::int64_t>(v); }  // modular since C++20
+inline std::uint64_t bits(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+// Floats through the xtensor expression `f`; i64 element by element through `g`, which
+// must compute with wrap()/bits() (see above).
+template <std::size_t Arity, class F, class G>
+KernelFn same_dtype_wrapping(F f, G g) {
+  return [f, g](const KernelArgs& a) {
+    switch (a.out.dtype()) {
+      case DType::f32: return map<float, float, Arity>(a, f);
+      case DType::f64: return map<double, double, Arity>(a, f);
+      case DType::i64: {
+        std::int64_t* out = a.out.data<std::int64_t>();
+        std::array<const std::int64_t*, Arity> in{};
+        for (std::size_t k = 0; k < Arity; ++k) in[k] = a.in[k]->template data<std::int64_t>();
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+          parallel_for<true>(a.out.numel(), [&](std::int64_t i) { out[i] = g(in[I][i]...); });
+        }(std::make_index_sequence<Arity>{});
+      }
+      default: MG_ASSERT(false, "kernel: unsupported dtype for " + a.node.op_name());
+    }
+  };
+}
+
 }  // namespace mg::ir::kernels

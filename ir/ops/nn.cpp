@@ -90,6 +90,8 @@ Shape conv_shape(const Shape& x, const Shape& w, const Attrs& attrs) {
   const std::int64_t ho = conv_out_size(x[2], w[2], s[0], p[0], d[0]);
   const std::int64_t wo = conv_out_size(x[3], w[3], s[1], p[1], d[1]);
   require(ho >= 1 && wo >= 1, "expects a positive output size: the dilated kernel is larger than the padded input");
+  // The kernels index an unfolded [C/groups*kh*kw, Ho*Wo] matrix per image: it must be addressable.
+  checked_mul(checked_mul(checked_mul(checked_mul(w[1], w[2]), w[3]), ho), wo);
   return {x[0], w[0], ho, wo};
 }
 
@@ -135,11 +137,13 @@ Shape pool_shape(const Shape& x, const Attrs& attrs) {
   const I64List& k = pair_attr(attrs, "kernel_size", 1);
   const I64List& s = pair_attr(attrs, "stride", 1);
   const I64List& p = pair_attr(attrs, "padding", 0);
-  require(2 * p[0] <= k[0] && 2 * p[1] <= k[1], "expects padding at most half the kernel size");
+  require(p[0] <= k[0] / 2 && p[1] <= k[1] / 2, "expects padding at most half the kernel size");
   require(x[2] >= 1 && x[3] >= 1, "expects a non-empty image (H, W >= 1)");
   const std::int64_t ho = conv_out_size(x[2], k[0], s[0], p[0], 1);
   const std::int64_t wo = conv_out_size(x[3], k[1], s[1], p[1], 1);
   require(ho >= 1 && wo >= 1, "expects a positive output size: the kernel is larger than the padded input");
+  // The kernels' work estimate is planes * Ho * Wo * kh * kw: it must be representable.
+  checked_mul(checked_mul(numel(Shape{x[0], x[1], ho, wo}), k[0]), k[1]);
   return {x[0], x[1], ho, wo};
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 
+#include "minigrad/ir/checked.hpp"
 #include "minigrad/ir/op_registry.hpp"
 
 namespace mg::ir::nn {
@@ -13,7 +14,8 @@ namespace mg::ir::nn {
 // floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1; may be <= 0 (the infer rules reject it).
 inline std::int64_t conv_out_size(std::int64_t in, std::int64_t k, std::int64_t stride,
                                   std::int64_t pad, std::int64_t dil) {
-  const std::int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  const std::int64_t span =
+      checked_sub(checked_sub(checked_add(in, checked_mul(2, pad)), checked_mul(dil, checked_sub(k, 1))), 1);
   if (span < 0) return 0;
   return span / stride + 1;
 }

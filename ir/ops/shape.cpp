@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "minigrad/ir/checked.hpp"
 #include "minigrad/ir/ops/rules.hpp"
 #include "minigrad/ir/ops/strided_copy.hpp"
 
@@ -63,10 +64,10 @@ void gather_into_out(const KernelArgs& k, std::int64_t offset, std::vector<std::
 
 // The output dims of slicing `d` elements [start, stop) by `step`.
 std::int64_t slice_len(std::int64_t start, std::int64_t stop, std::int64_t step) {
-  return (stop - start + step - 1) / step;
+  return checked_add(checked_sub(stop, start), step - 1) / step;  // step >= 1
 }
 std::int64_t padded_len(std::int64_t d, std::int64_t low, std::int64_t high, std::int64_t interior) {
-  return low + high + d + std::max<std::int64_t>(d - 1, 0) * interior;
+  return checked_add(checked_add(checked_add(low, high), d), checked_mul(std::max<std::int64_t>(d - 1, 0), interior));
 }
 
 Type with_shape(const Type& t, Shape s) { return Type{t.dtype, std::move(s)}; }

@@ -1,6 +1,7 @@
 // Unary elementwise ops: one entry each (name, doc, dtypes, kernel, VJP, test domain).
 // VJPs use the forward result where that is cheaper (exp, tanh, sigmoid, sqrt).
 #include <cmath>
+#include <cstring>
 
 #include "minigrad/ir/ops/elementwise_kernel.hpp"
 #include "minigrad/ir/ops/rules.hpp"
@@ -78,7 +79,9 @@ Value mask(Value cond, Value like) { return cast(cond, like.dtype()); }
 }  // namespace
 
 void register_unary_ops() {
-  def_unary("neg", "-x", Dtypes::numeric, same_dtype<1, true>([](auto x) { return -x; }),
+  def_unary("neg", "-x (i64 wraps: -INT64_MIN is INT64_MIN)", Dtypes::numeric,
+            kernels::same_dtype_wrapping<1>([](auto x) { return -x; },
+                                            [](std::int64_t x) { return kernels::wrap(0 - kernels::bits(x)); }),
             [](const VjpArgs& a) { return grads({neg(a.cotangent)}); })
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.neg(in[0]); };
   defined_op("neg").emit_c = c_expr("-{0}", "(int64_t)(UINT64_C(0) - (uint64_t){0})");
@@ -231,8 +234,9 @@ void register_unary_ops() {
       .attrs = {{"beta", AttrKind::f64, AttrValue{1.0}}, {"threshold", AttrKind::f64, AttrValue{20.0}}};
   defined_op("softplus").emit_c = c_expr("{0} * {a:beta} > {a:threshold} ? {0} : log1p{f}(exp{f}({0} * {a:beta})) / {a:beta}");
 
-  def_unary("abs", "|x|; gradient sign(x) (0 at 0)", Dtypes::numeric,
-            same_dtype<1, true>([](auto x) { return xt::abs(x); }),
+  def_unary("abs", "|x|; gradient sign(x) (0 at 0); i64 wraps (|INT64_MIN| is INT64_MIN)", Dtypes::numeric,
+            kernels::same_dtype_wrapping<1>([](auto x) { return xt::abs(x); },
+                                            [](std::int64_t x) { return x < 0 ? kernels::wrap(0 - kernels::bits(x)) : x; }),
             [](const VjpArgs& a) { return chain(a, sign(a.in[0])); }, Domain::nonzero)
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.abs(in[0]); };
   defined_op("abs").emit_c = c_expr("fabs{f}({0})", "(int64_t)({0} < 0 ? UINT64_C(0) - (uint64_t){0} : (uint64_t){0})");
@@ -242,7 +246,9 @@ void register_unary_ops() {
             [](const VjpArgs& a) { return grads({zeros_like(a.in[0])}); }, Domain::nonzero);
   defined_op("sign").emit_c = c_expr("{0} > {c:0} ? {c:1} : ({0} < {c:0} ? {c:-1} : {0})", "(int64_t)(({0} > 0) - ({0} < 0))");
 
-  def_unary("square", "x*x", Dtypes::numeric, same_dtype<1, true>([](auto x) { return x * x; }),
+  def_unary("square", "x*x (i64 wraps modulo 2^64)", Dtypes::numeric,
+            kernels::same_dtype_wrapping<1>([](auto x) { return x * x; },
+                                            [](std::int64_t x) { return kernels::wrap(kernels::bits(x) * kernels::bits(x)); }),
             [](const VjpArgs& a) { return chain(a, scale(a.in[0], 2.0)); })
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.mul(in[0], in[0]); };
   defined_op("square").emit_c = c_expr("{0} * {0}", "(int64_t)((uint64_t){0} * (uint64_t){0})");
@@ -294,6 +300,23 @@ void register_unary_ops() {
     SmtTerm lo = b.num(at.f64("min")), hi = b.num(at.f64("max"));
     return b.ite(b.lt(in[0], lo), lo, b.ite(b.lt(hi, in[0]), hi, in[0]));
   };
+
+  // stop_gradient: the identity whose VJP sends nothing back (jax.lax.stop_gradient,
+  // torch's detach). Its VJP is an empty cotangent, not zeros, so grad of grad stays
+  // empty too and the backward pass builds nothing for the path.
+  OpDef& stop = define_op("stop_gradient");
+  stop.doc = "x unchanged (any dtype); no gradient flows back through it (jax.lax.stop_gradient, torch detach)";
+  stop.traits.elementwise = true;
+  stop.infer = same_type(Dtypes::any);
+  stop.kernel = [](const KernelArgs& k) {
+    if (k.out.nbytes() > 0) std::memcpy(k.out.raw(), k.in[0]->raw(), k.out.nbytes());
+  };
+  stop.vjp = [](const VjpArgs&) { return std::vector<Value>{Value{}}; };
+  stop.emit_c = c_expr("{0}");
+  stop.smt = [](SmtBuilder&, auto in, auto&) { return in[0]; };
+  stop.test.grad_order = 0;
+  stop.test.vjp_not_derivative =
+      "its VJP is zero by definition (tests/autodiff: StopGradient*), so it differs from finite differences";
 
   OpDef& lnot = define_op("logical_not");
   lnot.doc = "boolean negation";

@@ -59,15 +59,20 @@ using x3::lexeme;
 using x3::lit;
 using x3::raw;
 
-const auto name_def = lexeme[(x3::alpha | char_('_')) >> *(x3::alnum | char_('_') | char_('.'))];
-const auto name_raw = lexeme[(x3::alpha | lit('_')) >> *(x3::alnum | lit('_') | lit('.'))];
+// ASCII sets, not x3::alpha/alnum/digit/space (std::isalpha & co. on a plain char are
+// undefined for bytes >= 0x80, which a rules file may hold).
+const auto letter = char_("a-zA-Z");
+const auto letter_or_digit = char_("a-zA-Z0-9");
+const auto digit = char_("0-9");
+const auto name_def = lexeme[(letter | char_('_')) >> *(letter_or_digit | char_('_') | char_('.'))];
+const auto name_raw = lexeme[(letter | lit('_')) >> *(letter_or_digit | lit('_') | lit('.'))];
 x3::rule<class var_tok_, std::string> const var_tok = "a ?variable";
 x3::rule<class number_tok_, std::string> const number_tok = "a number";
 x3::rule<class int_tok_, std::string> const int_tok = "an integer";
 x3::rule<class call_tok_, std::string> const call_tok = "a computed constant (fn(?a, ...))";
 const auto var_tok_def = raw[lexeme[lit('?') >> name_raw]];
 const auto number_tok_def = raw[lexeme[x3::double_]];
-const auto int_tok_def = raw[lexeme[-char_('-') >> +x3::digit]];
+const auto int_tok_def = raw[lexeme[-char_('-') >> +digit]];
 const auto call_tok_def = raw[name_raw >> lit('(') >> -(lexeme[lit('?') >> name_raw] % ',') >> lit(')')];
 const auto quoted = lexeme['"' >> *(char_ - '"' - '\n') >> '"'];
 
@@ -93,7 +98,7 @@ const auto one_rule_def = lit("rule") > string > '[' > name > ']' > ':' > term >
                       -(lit("if") > (cond % ',')) > ';';
 BOOST_SPIRIT_DEFINE(var_tok, number_tok, int_tok, call_tok, term, op_term, attr_entry, attr_value, cond, one_rule, string, name)
 
-const auto skipper = x3::space | (lit("//") >> *(char_ - '\n'));
+const auto skipper = char_(" \t\r\n\f\v") | (lit("//") >> *(char_ - '\n'));
 }  // namespace grammar
 
 namespace {

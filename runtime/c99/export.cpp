@@ -6,6 +6,7 @@
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/verifier.hpp"
+#include "minigrad/runtime/io/atomic_file.hpp"
 #include "minigrad/runtime/io/safetensors.hpp"
 
 namespace mg::rt::c99 {
@@ -14,16 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 void write_atomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.flush();
-    if (!f) throw UserError("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) throw UserError("cannot write " + p.string() + " (" + ec.message() + ")");
+  io::write_file_atomically(p.string(), text, "export_c('" + p.string() + "')");  // unique temp, fsync, rename
 }
 }  // namespace
 
@@ -46,6 +38,12 @@ Module export_c(const ir::Graph& g, const std::string& dir, const ExportOptions&
       throw UserError("export_c: no tensor of " + options.weights + " names a graph input");
   }
   Module m = emit_module(g, g.outputs, state, o);
+  const std::uint64_t need = static_cast<std::uint64_t>(m.arena_bytes) + m.weight_bytes + m.constant_bytes;
+  if (options.max_bytes != 0 && need > options.max_bytes)
+    throw UserError("export_c: the target would need " + std::to_string(need) + " bytes of static memory (arena " +
+                    std::to_string(m.arena_bytes) + ", weights " + std::to_string(m.weight_bytes) + ", constants " +
+                    std::to_string(m.constant_bytes) + "), over the limit of " + std::to_string(options.max_bytes) +
+                    " bytes; nothing was written");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw UserError("export_c: cannot create the directory " + dir);

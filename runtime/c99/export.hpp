@@ -12,6 +12,9 @@ namespace mg::rt::c99 {
 struct ExportOptions {
   std::string name = "model";   // <dir>/<name>.c, <dir>/<name>.h, entry <name>_run
   std::string weights{};        // a SafeTensors file: graph inputs of these names are embedded
+  // Refuse (UserError, nothing written) when the static memory the target needs — arena,
+  // embedded weights and constants — exceeds this many bytes. 0: no limit.
+  std::uint64_t max_bytes = 0;
 };
 
 // Writes the pair (each file atomically) and returns what was emitted (sizes included).

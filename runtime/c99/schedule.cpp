@@ -1,6 +1,8 @@
 // Inlining decisions and the arena plan; see schedule.hpp.
 #include "minigrad/runtime/c99/schedule.hpp"
 
+#include "minigrad/ir/errors.hpp"
+
 #include <algorithm>
 
 #include "minigrad/ir/op_registry.hpp"
@@ -164,7 +166,8 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   std::vector<std::size_t> offset(pool.bytes.size());
   for (std::size_t k = 0; k < pool.bytes.size(); ++k) {
     offset[k] = s.arena_bytes;
-    s.arena_bytes += pool.bytes[k];
+    if (__builtin_add_overflow(s.arena_bytes, pool.bytes[k], &s.arena_bytes))
+      throw UserError("C99 backend: the arena's size overflows (buffers too large to address)");
   }
   for (ir::NodeId id = 0; id < n; ++id)
     if (slot_of[id] != kNever) s.where[id] = offset[slot_of[id]];

@@ -12,6 +12,7 @@
 // So the frame and the header dict are read here, strictly; Fortran-order data is still
 // reordered by xtensor (an assignment between a column-major and a row-major adaptor).
 #include "minigrad/runtime/io/npy.hpp"
+#include "minigrad/runtime/io/atomic_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -224,6 +225,11 @@ Array load_npy(const std::string& path) {
       throw invalid("shape " + to_string(h.shape) + " is too large");
     count *= static_cast<std::uint64_t>(d);
   }
+  try {
+    check_type_sane(Type{dt, h.shape});  // e.g. [0, 2^62, 2^62]: no elements, but no strides either
+  } catch (const ShapeError&) {
+    throw invalid("shape " + to_string(h.shape) + " is too large");
+  }
   const std::uint64_t need = count * size_of(dt);
   const std::uint64_t have = static_cast<std::uint64_t>(file_size) - data_start;
   if (need != have)
@@ -255,11 +261,7 @@ void save_npy(const std::string& path, const Array& a) {
       return xt::dump_npy(xt::adapt(a.data<T>(), n, xt::no_ownership(), shape));
     }
   });
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw UserError(path + ": cannot write (" + std::strerror(errno) + ")");
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  if (!f) throw UserError(path + ": write failed (" + std::strerror(errno) + ")");
+  write_file_atomically(path, bytes, "save_npy('" + path + "')");  // never half a file
 }
 
 std::string describe_npy(const Array& a) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/runtime/io/atomic_file.hpp"
 
 namespace mg::io {
 
@@ -117,69 +118,6 @@ bool pread_all(int fd, void* buf, std::size_t n, std::uint64_t offset, const std
   }
   return true;
 }
-
-void write_all(int fd, const void* buf, std::size_t n, const std::string& ctx) {
-  const auto* p = static_cast<const char*>(buf);
-  while (n > 0) {
-    ssize_t put = ::write(fd, p, n);
-    if (put < 0) {
-      if (errno == EINTR) continue;
-      throw UserError(ctx + ": write failed: " + errno_text());
-    }
-    p += put;
-    n -= static_cast<std::size_t>(put);
-  }
-}
-
-// A temp file next to `target`; commit() renames it over the target, otherwise the
-// destructor removes it. Created with mode 0666 & ~umask like any new file.
-class AtomicFile {
- public:
-  AtomicFile(const std::string& target, const std::string& ctx) : target_(target), ctx_(ctx) {
-    auto slash = target.rfind('/');
-    dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
-    std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
-    if (base.empty()) throw UserError(ctx + ": the path names a directory, not a file");
-    static std::atomic<std::uint64_t> counter{0};
-    std::random_device rd;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string prefix = slash == std::string::npos ? "" : target.substr(0, slash + 1);
-      tmp_ = prefix + "." + base + ".tmp-" + std::to_string(::getpid()) + "-" +
-             std::to_string(counter++) + "-" + std::to_string(rd() % 1000000);
-      fd_.fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_.fd >= 0) return;
-      if (errno != EEXIST)
-        throw UserError(ctx + ": cannot create a temporary file in '" + dir_ + "': " + errno_text());
-    }
-    throw UserError(ctx + ": cannot find a free temporary file name in '" + dir_ + "'");
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-  ~AtomicFile() {
-    if (!committed_) ::unlink(tmp_.c_str());
-  }
-
-  int fd() const { return fd_.fd; }
-
-  void commit() {
-    if (::fsync(fd_.fd) != 0) throw UserError(ctx_ + ": fsync failed: " + errno_text());
-    int fd = fd_.fd;
-    fd_.fd = -1;
-    if (::close(fd) != 0) throw UserError(ctx_ + ": close failed: " + errno_text());
-    if (::rename(tmp_.c_str(), target_.c_str()) != 0)
-      throw UserError(ctx_ + ": cannot rename the temporary file over the target: " + errno_text());
-    committed_ = true;
-    // Make the rename itself durable. Best effort: the new file is already in place, and
-    // some file systems refuse fsync on directories.
-    Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.fd >= 0) (void)::fsync(dir.fd);
-  }
-
- private:
-  std::string target_, ctx_, dir_, tmp_;
-  Fd fd_;
-  bool committed_ = false;
-};
 
 // ---- Header validation -------------------------------------------------------------------
 
@@ -389,15 +327,15 @@ void save_safetensors(const std::string& path, const std::map<std::string, Array
 
   AtomicFile file(path, ctx);
   std::uint64_t n = text.size();
-  write_all(file.fd(), &n, 8, ctx);
-  write_all(file.fd(), text.data(), text.size(), ctx);
+  file.write(&n, 8);
+  file.write(text.data(), text.size());
   for (const auto& [name, a] : order) {
     if (a->dtype() == boolean) {  // normalise to 0/1, which is all readers accept
       std::vector<std::uint8_t> bytes(a->span<std::uint8_t>().begin(), a->span<std::uint8_t>().end());
       for (auto& b : bytes) b = b != 0;
-      write_all(file.fd(), bytes.data(), bytes.size(), ctx);
+      file.write(bytes.data(), bytes.size());
     } else {
-      write_all(file.fd(), a->raw(), a->nbytes(), ctx);
+      file.write(a->raw(), a->nbytes());
     }
   }
   file.commit();

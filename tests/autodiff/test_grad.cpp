@@ -1,5 +1,5 @@
-// The grad pass: known gradients, broadcasting, grad of grad, Hessians, vjp, and the
-// errors a user can hit (integer wrt, non-scalar output, an op without a derivative).
+// The grad pass: known gradients, broadcasting, grad of grad, Hessians, vjp, stop_gradient,
+// and the errors a user can hit (integer wrt, non-scalar output, an op without a derivative).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +9,9 @@
 #include "tests/values.hpp"
 
 #include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/parser.hpp"
 #include "minigrad/passes/grad.hpp"
+#include "minigrad/passes/pass_manager.hpp"
 #include "tests/ops/gradcheck.hpp"
 
 namespace mg {
@@ -183,6 +185,118 @@ TEST(GradErrors, OpWithoutDerivativeIsNamed) {
     EXPECT_NE(m.find("piecewise constant"), std::string::npos) << m;
     EXPECT_NE(m.find(":" + std::to_string(line)), std::string::npos) << m;
   }
+}
+
+// stop_gradient (x.detach()): identity forward, no gradient back. d/dx of x * sg(x) is
+// sg(x) = x, not 2x; the registry's gradient check cannot see this (vjp_not_derivative).
+TEST(StopGradient, ProductRuleSeesOnlyTheLivePath) {
+  Graph g;
+  Tensor x = g.input("x", f64, {3});
+  Tensor y = (x * stop_gradient(x)).sum();
+  auto [dx] = grad(y, {x});
+  auto [dx_detach] = grad((x * x.detach()).sum(), {x});
+  auto [dx_full] = grad((x * x).sum(), {x});
+  const Array X = vec({3}, {1.5, -2, 0.25});
+  auto out = compile(g, {y, dx, dx_detach, dx_full}).run({{"x", X}});
+  expect_values(out[0], {1.5 * 1.5 + 4 + 0.0625});
+  expect_values(out[1], {1.5, -2, 0.25});  // stop_gradient(x)'s value
+  expect_values(out[2], {1.5, -2, 0.25});
+  expect_values(out[3], {3, -4, 0.5});     // without it: 2x
+}
+
+TEST(StopGradient, OnlyPathGivesZerosAndExpressionsDetach) {
+  Graph g;
+  Tensor x = g.input("x", f64, {2});
+  Tensor w = g.input("w", f64, {2});
+  // The detached expression is one value: exp(x * w) through the gradient of w only.
+  auto [dx, dw] = grad((stop_gradient(x * 3.0) * w + (exp(x * w)).detach()).sum(), {x, w});
+  auto out = compile(g, {dx, dw}).run({{"x", vec({2}, {0.5, -1})}, {"w", vec({2}, {2, 4})}});
+  expect_values(out[0], {0, 0});
+  expect_values(out[1], {1.5, -3});
+}
+
+TEST(StopGradient, GradOfGradAndVjp) {
+  Graph g;
+  Tensor x = g.input("x", f64, {3});
+  // y = sum(x^2 sg(x)); dy/dx = 2 x sg(x); d/dx sum(dy/dx) = 2 sg(x) = 2x (not 6x).
+  Tensor y = (x * x * stop_gradient(x)).sum();
+  auto [dx] = grad(y, {x});
+  auto [ddx] = grad(dx.sum(), {x});
+  // The second-order pass differentiates adjoint nodes through stop_gradient too.
+  auto [dsg] = grad(stop_gradient(dx).sum(), {x});
+  std::vector<Tensor> cot{g.input("c", f64, {3})};
+  std::vector<Tensor> v = vjp({stop_gradient(x * 2.0)}, cot, {x});
+  auto out = compile(g, {dx, ddx, dsg, v[0]}).run({{"x", vec({3}, {1, -2, 3})}, {"c", vec({3}, {1, 1, 1})}});
+  expect_values(out[0], {2, 8, 18});
+  expect_values(out[1], {2, -4, 6});
+  expect_values(out[2], {0, 0, 0});
+  expect_values(out[3], {0, 0, 0});
+}
+
+TEST(StopGradient, C99AgreesWithTheInterpreter) {
+  Graph g;
+  Tensor x = g.input("x", f32, {2, 3});
+  Tensor b = g.input("b", boolean, {3});
+  Tensor y = (tanh(x) * stop_gradient(x * x + 1.0)).sum();
+  auto [dx] = grad(y, {x});
+  std::vector<Tensor> outs{y, dx, stop_gradient(b), stop_gradient(x.cast(i64))};
+  const Array X = vec({2, 3}, {0.5, -1, 2, 0.25, -0.75, 1.5}).cast(f32);
+  Array B(Type{boolean, {3}});
+  for (int i = 0; i < 3; ++i) B.set(i, i % 2);
+  auto a = compile(g, outs).run({{"x", X}, {"b", B}});
+  auto c = compile(g, outs, Backend::c99).run({{"x", X}, {"b", B}});
+  ASSERT_EQ(a.size(), c.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].type(), c[i].type()) << i;
+    for (std::int64_t k = 0; k < a[i].numel(); ++k) EXPECT_EQ(a[i].at(k), c[i].at(k)) << i << " at " << k;
+  }
+}
+
+// After grad, stop_gradient is an elementwise copy: the optimizer pipeline fuses it into
+// its chain; the interpreter gives the same bits, C99 agrees to 1e-12 (libm's exp, as the
+// c99 suite allows).
+TEST(StopGradient, OptimizedAndFusedGivesTheSameBits) {
+  Graph g;
+  Tensor x = g.input("x", f64, {4, 3});
+  Tensor y = (exp(x) * stop_gradient(tanh(x) + 1.0) * 0.5).sum();
+  auto [dx] = grad(y, {x});
+  g.ir().outputs = {y.value().id, dx.value().id};
+  auto opt = passes::run_pipeline(g.ir(), passes::kDefaultPipeline);
+  const std::string text = ir::to_text(*opt.graph);
+  EXPECT_NE(text.find("      %4 = stop_gradient(%3)"), std::string::npos) << "in a fused region:\n" << text;
+  Array X(Type{f64, {4, 3}});
+  for (std::int64_t i = 0; i < X.numel(); ++i) X.set(i, 0.1 * double(i) - 0.5);
+  auto want = rt::compile(g.ir(), g.ir().outputs).run({{"x", X}});
+  for (Backend b : {Backend::interpreter, Backend::c99}) {
+    auto got = rt::compile(*opt.graph, opt.graph->outputs, {}, b).run({{"x", X}});
+    for (std::size_t k = 0; k < want.size(); ++k)
+      for (std::int64_t i = 0; i < want[k].numel(); ++i) {
+        if (b == Backend::interpreter)
+          EXPECT_EQ(got[k].at(i), want[k].at(i)) << k << " " << i;
+        else
+          EXPECT_NEAR(got[k].at(i), want[k].at(i), 1e-12 * std::fabs(want[k].at(i))) << "c99 " << k << " " << i;
+      }
+  }
+  for (std::int64_t i = 0; i < X.numel(); ++i)  // d/dx = 0.5 e^x (tanh x + 1)
+    EXPECT_NEAR(want[1].at(i), 0.5 * std::exp(X.at(i)) * (std::tanh(X.at(i)) + 1), 1e-12);
+}
+
+TEST(StopGradient, TextIrRoundTrips) {
+  Graph g;
+  Tensor x = g.input("x", f64, {3});
+  Tensor y = (x * x.detach()).sum();
+  auto [dx] = grad(y, {x});
+  g.ir().outputs = {y.value().id, dx.value().id};
+  const std::string text = ir::to_text(g.ir());
+  EXPECT_NE(text.find("= stop_gradient(%x) : f64[3]"), std::string::npos) << text;
+  auto parsed = ir::parse(text, "sg.mgir");
+  EXPECT_EQ(ir::to_text(*parsed), text);
+  // The parsed graph differentiates the same way: grad of its loss is x again.
+  std::vector<ir::Value> wrt{parsed->input("x")};
+  auto d = passes::grad(parsed->value(parsed->outputs[0]), wrt);
+  const Array X = vec({3}, {1, -2, 4});
+  auto r = rt::evaluate(std::vector<ir::Value>{d[0]}, {{"x", X}});
+  expect_values(r[0], {1, -2, 4});
 }
 
 }  // namespace

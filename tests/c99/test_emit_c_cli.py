@@ -129,6 +129,22 @@ class EmitCCliTest(CliTestCase):
         self.assertRegex(r.stdout, r"weights: [1-9][0-9]* bytes embedded")
         self.check(self.compile_and_run(out, "net", ["x"]), self.interpreter())
 
+    def test_zero_element_values_compile_warning_free(self):
+        # Values without elements get no loop; their pointers must not trip -Wunused-variable.
+        zero = os.path.join(self.tmp, "zero.mgir")
+        with open(zero, "w") as f:
+            f.write("graph(%x: f64[0,3], %y: f64[2]) {\n  %2 = exp(%x) : f64[0,3]\n"
+                    "  %3 = neg(%y) : f64[2]\n  return a = %2, b = %3\n}\n")
+        out = os.path.join(self.tmp, "out_zero")
+        self.minigrad("emit-c", zero, "-o", out)
+        for cc in ["cc", "clang"]:
+            if shutil.which(cc) is None:
+                continue
+            r = subprocess.run([cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
+                                os.path.join(out, "zero.c"), "-o", os.path.join(out, "zero_" + cc + ".o")],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, f"{cc}:\n{r.stderr}")
+
     def test_bad_files_are_clear_errors(self):
         bad = os.path.join(self.tmp, "bad.mgir")
         with open(bad, "w") as f:

@@ -242,6 +242,46 @@ TEST(TextIr, NamesLocationsRolesAndOutputs) {
   expect_same_results(g, *p, in, "names");
 }
 
+// Every role prints and parses back: `grad` (adjoint), `grad2` (second order), `update`.
+TEST(TextIr, EveryRoleRoundTrips) {
+  Graph g;
+  Value x = g.add_input("x", Type{f64, {2}});
+  Value m;
+  {
+    RoleScope r(g, Role::update);
+    m = g.add_input("optim.x.m", Type{f64, {2}});
+  }
+  Value y = exp(x);
+  Value a, b, c;
+  {
+    RoleScope r(g, Role::adjoint);
+    a = mul(y, x);
+  }
+  {
+    RoleScope r(g, Role::second_order);
+    b = neg(a);
+  }
+  {
+    RoleScope r(g, Role::update);
+    c = sub(x, add(b, m));
+  }
+  g.outputs = {y.id, c.id};
+  auto p = round_trip(g);
+  ASSERT_TRUE(p);
+  const std::string text = to_text(g);
+  EXPECT_NE(text.find("%optim.x.m: f64[2] update)"), std::string::npos) << text;
+  EXPECT_NE(text.find("= mul(%2, %x) : f64[2] grad\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("= neg(%3) : f64[2] grad2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("= sub(%x, %5) : f64[2] update\n"), std::string::npos) << text;
+  EXPECT_EQ(p->node(p->input("optim.x.m").id).role, Role::update);
+  EXPECT_EQ(p->node(p->outputs[0]).role, Role::forward);
+  EXPECT_EQ(p->node(p->outputs[1]).role, Role::update);
+  EXPECT_EQ(p->node(p->node(p->outputs[1]).inputs[1]).role, Role::update);
+  EXPECT_EQ(p->node(p->node(p->node(p->outputs[1]).inputs[1]).inputs[0]).role, Role::second_order);
+  // A misspelt role is a located error.
+  EXPECT_THROW(parse("graph(%x: f64[] grad3) {\n  return %x\n}\n"), ParseError);
+}
+
 TEST(TextIr, PrintsOnlyLiveNodesOfExplicitOutputsAndRenumbers) {
   Graph g;
   Value x = g.add_input("x", Type{f64, {3}});
@@ -293,6 +333,9 @@ const OpDef& region_op() {
       std::vector<Array> args{*k.in[0]};
       std::vector<Array> r = (*k.run_region)(0, args);
       std::memcpy(k.out.raw(), r.at(0).raw(), k.out.nbytes());
+    };
+    d.check_regions = [](const Node& n, std::span<const Type>) {  // it owns one region
+      if (n.regions.size() != 1) throw TypeRuleError{"expects one region"};
     };
     d.not_differentiable = "test op";
     d.test.grad_order = 0;

@@ -133,7 +133,17 @@ TEST(TextIrErrors, DeepNestingIsRejectedNotRecursedInto) {
     ok += "region(%a: f64[]) {\n %1 = neg(%a) : f64[]\n";
     close = "return %1\n}\n" + close;
   }
-  EXPECT_FALSE(parse_failure(ok + close + "return %1\n}\n").threw);
+  // The parser takes the nesting; the verifier then rejects regions on ops that own none.
+  Failure nested = parse_failure(ok + close + "return %1\n}\n");
+  EXPECT_EQ(nested.what.find("nesting deeper than"), std::string::npos) << nested.what;
+  EXPECT_NE(nested.what.find("owns no regions"), std::string::npos) << nested.what;
+}
+
+TEST(TextIrErrors, RegionsOnOpsThatOwnNoneAreRejected) {
+  // Accepted before; emit-c then died with std::bad_function_call.
+  Failure f = parse_failure(kHead + "  %1 = exp(%x) : f64[2,3]\n    region() {\n      return\n    }\n  return %1\n}\n");
+  ASSERT_TRUE(f.threw);
+  EXPECT_NE(f.what.find("op 'exp' owns no regions"), std::string::npos) << f.what;
 }
 
 // A printed graph with most features: inputs, constants, attributes of several kinds,

@@ -70,8 +70,11 @@ TEST_P(RegistryOp, HasEveryColumnOrAReason) {
   EXPECT_TRUE(static_cast<bool>(d.infer)) << d.name << ": no shape/dtype rule";
   EXPECT_TRUE(static_cast<bool>(d.kernel)) << d.name << ": no interpreter kernel";
   EXPECT_TRUE(d.vjp || !d.not_differentiable.empty()) << d.name << ": no VJP and no reason why";
-  EXPECT_TRUE(!d.vjp || d.test.grad_order > 0 || !d.not_differentiable.empty())
+  EXPECT_TRUE(!d.vjp || d.test.grad_order > 0 || !d.not_differentiable.empty() ||
+              !d.test.vjp_not_derivative.empty())
       << d.name << ": has a VJP but its test spec checks no gradient";
+  EXPECT_TRUE(d.test.vjp_not_derivative.empty() || (d.vjp && d.test.grad_order == 0))
+      << d.name << ": vjp_not_derivative needs a VJP and grad_order 0";
   EXPECT_FALSE(cases_of(d).empty()) << d.name << ": no test cases";
 }
 

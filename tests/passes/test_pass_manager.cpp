@@ -36,6 +36,13 @@ TEST(Pipeline, ParsesSpecs) {
   EXPECT_EQ(passes::parse_pipeline(""), V{});
 }
 
+TEST(Pipeline, NonAsciiBytesAreAnErrorNotUndefinedBehaviour) {
+  // x3::alpha/space called isalpha/isspace on negative chars (aborts in debug builds).
+  EXPECT_THROW(passes::parse_pipeline("fold,\xe9\xff"), UserError);
+  EXPECT_THROW(passes::parse_pipeline("\x80"), UserError);
+  EXPECT_THROW(passes::parse_pipeline("fold\xa0,cse"), UserError);
+}
+
 TEST(Pipeline, ReportsBadSpecsWithTheColumn) {
   auto message = [](std::string_view spec) {
     try {

@@ -180,6 +180,46 @@ class CliTest(CliTestCase):
         self.minigrad("run", data("mlp_loss.mgir"), "-i", "x=" + self.path("nope.npy"), "-o",
                       self.path("out"), expect=1)
 
+    def test_run_refuses_graphs_larger_than_memory(self):
+        # f32[100000,100000,100000] passes `check`; `run` must refuse before allocating.
+        huge = self.path("huge.mgir")
+        with open(huge, "w") as f:
+            f.write("graph(%x: f32[]) {\n  %1 = broadcast_to(%x) {shape = [100000, 100000, 100000]} : "
+                    "f32[100000,100000,100000]\n  %2 = reduce_sum(%1) {axes = [0, 1, 2], keepdim = false} : f32[]\n"
+                    "  return s = %2\n}\n")
+        self.minigrad("check", huge)
+        x = self.save("x0.npy", np.float32(1.0))
+        r = self.minigrad("run", huge, "-i", "x=" + x, "-o", self.path("out_huge"), expect=1)
+        self.assertIn("needs", r.stderr)
+        self.assertIn("3.6 PiB", r.stderr)
+        self.assertIn("--max-memory", r.stderr)
+        # An explicit limit: the small graph fits in 1M, not in 1 byte.
+        good = self.mlp_inputs()
+        args = ["run", data("mlp_loss.mgir")]
+        for name, a in good.items():
+            args += ["-i", f"{name}={self.save(name + '.npy', a)}"]
+        self.minigrad(*args, "-o", self.path("out_ok"), "--max-memory", "1M")
+        r = self.minigrad(*args, "-o", self.path("out_tiny"), "--max-memory", "1", expect=1)
+        self.assertIn("over the limit of 1 bytes", r.stderr)
+        self.minigrad(*args, "-o", self.path("out_bad"), "--max-memory", "lots", expect=2)
+        # An output directory that cannot be made fails before anything runs.
+        blocker = self.path("file_not_dir")
+        open(blocker, "w").close()
+        r = self.minigrad("run", huge, "-i", "x=" + x, "-o", os.path.join(blocker, "sub"), expect=1)
+        self.assertIn("cannot create the output directory", r.stderr)
+
+    def test_emit_c_refuses_memory_beyond_its_limit(self):
+        big = self.path("big.mgir")
+        with open(big, "w") as f:
+            f.write("graph(%x: f32[]) {\n  %1 = broadcast_to(%x) {shape = [1073741824, 2]} : f32[1073741824,2]\n"
+                    "  %2 = reduce_sum(%1) {axes = [0, 1], keepdim = false} : f32[]\n  return s = %2\n}\n")
+        out = self.path("c_out")
+        r = self.minigrad("emit-c", big, "-o", out, "--target-bits", "32", expect=1)
+        self.assertIn("over the limit of 4294967295 bytes", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "big.c")))
+        r = self.minigrad("emit-c", big, "-o", out, "--max-memory", "1K", expect=1)
+        self.assertIn("nothing was written", r.stderr)
+
     def test_run_grad_errors(self):
         self.run_error({"x": np.zeros(2)}, "exactly one output; it has 2", mgir="two_outputs.mgir",
                        extra=["--grad"])
@@ -274,6 +314,31 @@ class CliTest(CliTestCase):
         self.minigrad("dot", data("mlp_loss.mgir"), "-o", self.path("g.dot"))
         self.assertEqual(read(self.path("g.dot")), r.stdout)
         self.minigrad("dot", data("mlp_loss.mgir"), "-o", os.path.join(self.tmp, "no", "dir", "g.svg"), expect=1)
+
+    def test_dot_modules_and_collapse(self):
+        src = self.path("two_layers.mgir")
+        with open(src, "w") as f:
+            f.write("graph(%x: f64[2,3], %fc1.weight: f64[3,4], %fc2.weight: f64[4,1]) {\n"
+                    "  %3 = matmul(%x, %fc1.weight) : f64[2,4]\n"
+                    "  %4 = tanh(%3) : f64[2,4]\n"
+                    "  %5 = matmul(%4, %fc2.weight) : f64[2,1]\n"
+                    "  %6 = reduce_sum(%5) {axes = [0, 1], keepdim = false} : f64[]\n"
+                    "  return loss = %6\n}\n")
+        g = self.minigrad("dot", src, "--grad").stdout
+        for cluster in ["cluster_forward", "cluster_backward", "cluster_forward_fc1", "cluster_forward_fc2",
+                        "cluster_backward_fc1", "cluster_backward_fc2"]:
+            self.assertIn('subgraph "%s" {' % cluster, g)
+        flat = self.minigrad("dot", src, "--grad", "--no-modules").stdout
+        self.assertNotIn("cluster_forward_fc1", flat)
+        c = self.minigrad("dot", src, "--grad", "--collapse").stdout
+        boxes = re.findall(r'(c\d+) \[label="([^"\\]*)\\n(\d+) nodes', c)
+        self.assertEqual([b[1] for b in boxes], ["(no module)", "fc1", "fc2", "(no module)", "fc2", "fc1"], c)
+        self.assertFalse(re.search(r"^\s*n\d+ \[label=", c, re.M), c)
+        self.assertEqual(sum(int(b[2]) for b in boxes), len(re.findall(r"^\s*n\d+ \[label=", g, re.M)))
+        self.assertIn("c1 -> c2", c)  # forward fc1 -> forward fc2
+        svg = self.path("c.svg")
+        self.minigrad("dot", src, "--grad", "--collapse", "-o", svg)
+        self.assertIn("fc2", read(svg))
 
     def test_ops(self):
         r = self.minigrad("ops")

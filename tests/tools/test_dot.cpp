@@ -1,13 +1,21 @@
 // DOT output and Graphviz rendering: the structure of a small graph with its gradient (node
 // and edge counts, the backward cluster holding exactly the adjoint nodes, inputs and
-// outputs marked), regions as nested clusters, label escaping, SVG/PNG files, and errors.
+// outputs marked), a training step clustered by role and module and its collapsed view,
+// the source lines a training step's nodes carry, regions as nested clusters, label
+// escaping, SVG/PNG files, and errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
+
+#include <minigrad/minigrad.hpp>
+#include <minigrad/nn.hpp>
 
 #include "tests/scratch_dir.hpp"
 #include "minigrad/ir/dot.hpp"
@@ -16,6 +24,27 @@
 #include "minigrad/ir/ops.hpp"
 #include "minigrad/passes/grad.hpp"
 #include "minigrad/runtime/io/render.hpp"
+
+// A small model with a nested module name ("features.0") and a plain one ("fc").
+struct DotNet {
+  mg::nn::Sequential<mg::nn::Linear, mg::nn::ReLU> features{mg::nn::Linear(4, 5), mg::nn::ReLU{}};
+  mg::nn::Linear fc{5, 3};
+  mg::Tensor operator()(const mg::Tensor& x) const { return fc(features(x)); }
+};
+BOOST_HANA_ADAPT_STRUCT(DotNet, features, fc);
+
+// Every kind of layer with state or randomness: conv, batch norm, pooling, dropout.
+struct DotCnn {
+  mg::nn::Conv2D conv{1, 2, {3, 3}};
+  mg::nn::BatchNorm2D bn{2};
+  mg::nn::MaxPool2D pool{{2, 2}};
+  mg::nn::Dropout drop{0.25};
+  mg::nn::Linear fc{2 * 3 * 3, 3};
+  mg::Tensor operator()(const mg::Tensor& x) const {
+    return fc(mg::flatten(drop(pool(mg::relu(bn(conv(x))))), 1));
+  }
+};
+BOOST_HANA_ADAPT_STRUCT(DotCnn, conv, bn, pool, drop, fc);
 
 namespace mg {
 namespace {
@@ -228,6 +257,236 @@ TEST(Render, ErrorsAreUserErrors) {
   EXPECT_FALSE(fs::exists(temp_path("bad.svg")));
   io::render(dot, temp_path("after_error.svg").string());  // Graphviz still usable
   EXPECT_TRUE(fs::exists(temp_path("after_error.svg")));
+}
+
+// A training step of DotNet (Adam, cross-entropy), built as examples/fashion.hpp does; the
+// line of its compile_train call is kept for the location test.
+struct TrainGraph {
+  DotNet model;
+  Graph g;
+  int compile_line = 0;
+  std::optional<nn::TrainStep> step;
+  explicit TrainGraph(std::string passes = "") {
+    nn::bind(model, g, 3);
+    Tensor x = g.input("x", f32, {8, 4});
+    Tensor y = g.input("y", i64, {8});
+    Tensor loss = nn::cross_entropy(model(x), y);
+    compile_line = __LINE__ + 1;
+    step.emplace(nn::compile_train(g, loss, model, nn::Adam{.lr = 1e-2}, {.clip_grad_norm = 1.0, .passes = passes}));
+  }
+  ir::Graph& ir() { return g.ir(); }
+  std::vector<bool> live() { return ir().reachable_from(step->roots()); }
+};
+
+std::string role_key(ir::Role r) {
+  switch (r) {
+    case ir::Role::forward: return "forward";
+    case ir::Role::adjoint: return "backward";
+    case ir::Role::second_order: return "second_order";
+    case ir::Role::update: return "update";
+  }
+  return "";
+}
+ir::NodeId id_of(const std::string& dot_id) { return static_cast<ir::NodeId>(std::stoul(dot_id.substr(1))); }
+
+TEST(Dot, TrainingStepClustersByRoleAndModule) {
+  TrainGraph t;
+  ir::Graph& g = t.ir();
+  const std::string dot = ir::to_dot(g, t.step->roots());
+  const std::vector<bool> live = t.live();
+  const std::vector<std::string> module = ir::node_modules(g, live);
+
+  // Inputs by parameter-name prefix, optimizer state with its parameter, data in none.
+  EXPECT_EQ(module[g.input("features.0.weight").id], "features.0");
+  EXPECT_EQ(module[g.input("fc.bias").id], "fc");
+  EXPECT_EQ(module[g.input("optim.features.0.weight.exp_avg").id], "features.0");
+  EXPECT_EQ(module[g.input("optim.fc.weight.exp_avg_sq").id], "fc");
+  EXPECT_EQ(module[g.input("x").id], "");
+  EXPECT_EQ(module[g.input("optim.lr").id], "");
+  // The state update of each parameter (new value) belongs to its module.
+  for (ir::NodeId root : t.step->roots()) {
+    for (ir::NodeId in : g.node(root).inputs) {
+      if (g.node(in).kind == ir::NodeKind::input && g.node(in).name.find('.') != std::string::npos &&
+          g.node(in).name.rfind("optim.", 0) != 0) {
+        EXPECT_EQ(module[root], module[in]) << g.node(in).name;
+      }
+    }
+  }
+
+  // Every live node is drawn once: in its role's cluster and, with a module, in that
+  // module's cluster inside it; nodes read a parameter directly belong to its module.
+  std::size_t drawn = 0, in_modules = 0;
+  std::set<std::string> module_clusters;
+  for (ir::Role r : {ir::Role::forward, ir::Role::adjoint, ir::Role::update}) {
+    const std::string body = cluster_body(dot, "cluster_" + role_key(r));
+    ASSERT_FALSE(body.empty()) << role_key(r) << "\n" << dot;
+    for (const std::string& id : node_ids(body)) {
+      EXPECT_EQ(g.node(id_of(id)).role, r) << id;
+      ++drawn;
+    }
+    for (const std::string m : {"features.0", "fc"}) {
+      const std::string name = "cluster_" + role_key(r) + "_" + m;
+      const std::string sub = cluster_body(body, name);
+      ASSERT_FALSE(sub.empty()) << name << "\n" << body;
+      EXPECT_NE(sub.find("label=\"" + m + "\""), std::string::npos) << sub;
+      for (const std::string& id : node_ids(sub)) {
+        EXPECT_EQ(module[id_of(id)], m) << id << " in " << name;
+        ++in_modules;
+      }
+      module_clusters.insert(name);
+    }
+  }
+  EXPECT_EQ(dot.find("cluster_second_order"), std::string::npos);
+  std::size_t live_count = 0, with_module = 0;
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    if (!live[id]) continue;
+    ++live_count;
+    with_module += !module[id].empty();
+    const ir::Node& n = g.node(id);
+    for (ir::NodeId in : n.inputs) {
+      if (n.kind == ir::NodeKind::op && g.node(in).kind == ir::NodeKind::input && !module[in].empty()) {
+        EXPECT_EQ(module[id], module[in]) << ir::value_name(g, id) << " reads " << g.node(in).name;
+      }
+    }
+  }
+  EXPECT_EQ(drawn, live_count);
+  EXPECT_EQ(node_ids(dot).size(), live_count);
+  EXPECT_EQ(in_modules, with_module);
+  EXPECT_EQ(module_clusters.size(), 6u);
+  // The weight gradients (matmuls of the backward pass) sit in their modules' clusters.
+  EXPECT_NE(cluster_body(dot, "cluster_backward_features.0").find("matmul"), std::string::npos);
+  EXPECT_NE(cluster_body(dot, "cluster_backward_fc").find("matmul"), std::string::npos);
+  // Graphviz accepts it.
+  const fs::path svg = temp_path("train_step.svg");
+  io::render(dot, svg.string());
+  EXPECT_NE(read_file(svg).find("optimizer update"), std::string::npos);
+
+  // Without modules: role clusters only.
+  ir::DotOptions flat;
+  flat.modules = false;
+  const std::string plain = ir::to_dot(g, t.step->roots(), flat);
+  EXPECT_EQ(plain.find("cluster_forward_fc"), std::string::npos);
+  EXPECT_EQ(node_ids(plain).size(), live_count);
+}
+
+TEST(Dot, CollapsedViewHasOneBoxPerClusterAndTheEdgesBetween) {
+  TrainGraph t;
+  ir::Graph& g = t.ir();
+  ir::DotOptions opts;
+  opts.collapse = true;
+  const std::string dot = ir::to_dot(g, t.step->roots(), opts);
+  const std::vector<bool> live = t.live();
+  const std::vector<std::string> module = ir::node_modules(g, live);
+
+  // Expected from the graph: nodes and edges per (role, module) pair.
+  using Key = std::pair<std::string, std::string>;
+  std::map<Key, std::size_t> nodes;
+  std::map<std::pair<Key, Key>, std::size_t> edges;
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    if (!live[id]) continue;
+    const Key k{role_key(g.node(id).role), module[id]};
+    ++nodes[k];
+    for (ir::NodeId in : g.node(id).inputs) {
+      const Key from{role_key(g.node(in).role), module[in]};
+      if (from != k) ++edges[{from, k}];
+    }
+  }
+  // Boxes: "cK [label="<module or role>\n<N> nodes...", one per pair, inside role clusters.
+  static const std::regex box(R"re((c[0-9]+) \[label="([^"\\]*)\\n([0-9]+) nodes)re");
+  std::map<std::string, Key> key_of;
+  std::map<Key, std::size_t> drawn;
+  for (ir::Role r : {ir::Role::forward, ir::Role::adjoint, ir::Role::update}) {
+    const std::string body = cluster_body(dot, "cluster_" + role_key(r));
+    ASSERT_FALSE(body.empty()) << dot;
+    for (std::sregex_iterator it(body.begin(), body.end(), box), end; it != end; ++it) {
+      std::string m = (*it)[2];
+      if (m == "(no module)" || m == role_key(r)) m = "";
+      const Key k{role_key(r), m};
+      key_of[(*it)[1]] = k;
+      drawn[k] = std::stoul((*it)[3]);
+    }
+  }
+  EXPECT_EQ(drawn, nodes) << dot;
+  // 3 roles x 2 modules, the forward pass's data (x, y, labels), the update's shared
+  // nodes (learning rate, step counter, gradient clipping).
+  EXPECT_EQ(drawn.size(), 8u) << dot;
+  static const std::regex edge(R"re((c[0-9]+) -> (c[0-9]+) \[label="([0-9]+)"\])re");
+  std::map<std::pair<Key, Key>, std::size_t> drawn_edges;
+  for (std::sregex_iterator it(dot.begin(), dot.end(), edge), end; it != end; ++it) {
+    ASSERT_NE((*it)[1], (*it)[2]) << "no self-edges";
+    drawn_edges[{key_of.at((*it)[1]), key_of.at((*it)[2])}] = std::stoul((*it)[3]);
+  }
+  EXPECT_EQ(drawn_edges, edges) << dot;
+  EXPECT_EQ(count_edges(dot), edges.size());
+  EXPECT_TRUE((drawn_edges.count({{"forward", "features.0"}, {"forward", "fc"}}))) << dot;
+  EXPECT_TRUE((drawn_edges.count({{"backward", "fc"}, {"backward", "features.0"}}))) << dot;
+  EXPECT_TRUE((drawn_edges.count({{"backward", "fc"}, {"update", "fc"}}))) << dot;
+  const fs::path svg = temp_path("collapsed.svg");
+  io::render(dot, svg.string());
+  EXPECT_NE(read_file(svg).find("features.0"), std::string::npos);
+}
+
+TEST(Dot, GradOfGradIsASecondOrderCluster) {
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {3}});
+  ir::Value y = ir::reduce_sum(ir::mul(ir::square(x), x), {0}, false);
+  std::vector<ir::Value> wrt{x};
+  ir::Value dx = passes::grad(y, wrt)[0];
+  ir::Value ddx = passes::grad(ir::reduce_sum(dx, {0}, false), wrt)[0];
+  g.outputs = {dx.id, ddx.id};
+  EXPECT_EQ(dx.node().role, ir::Role::adjoint);
+  EXPECT_EQ(ddx.node().role, ir::Role::second_order);
+  const std::string dot = ir::to_dot(g);
+  const std::string second = cluster_body(dot, "cluster_second_order");
+  ASSERT_FALSE(second.empty()) << dot;
+  EXPECT_NE(second.find("second-order"), std::string::npos);
+  ASSERT_FALSE(node_ids(second).empty());
+  for (const std::string& id : node_ids(second)) EXPECT_EQ(g.node(id_of(id)).role, ir::Role::second_order) << id;
+  for (const std::string& id : node_ids(cluster_body(dot, "cluster_backward")))
+    EXPECT_EQ(g.node(id_of(id)).role, ir::Role::adjoint) << id;
+}
+
+// Layers with state (batch norm's running statistics, dropout's step counter), SGD with
+// momentum: no node carries a line of the library's nn/ folder either.
+TEST(Dot, ConvBatchNormDropoutStepNodesCarryUserLines) {
+  DotCnn model;
+  Graph g;
+  nn::bind(model, g, 5);
+  Tensor x = g.input("x", f32, {4, 1, 8, 8});
+  Tensor y = g.input("y", i64, {4});
+  Tensor loss = nn::cross_entropy(model(x), y);
+  auto step = nn::compile_train(g, loss, model, nn::SGD{.lr = 0.1, .momentum = 0.9});
+  for (const ir::Graph* ir : {static_cast<const ir::Graph*>(&g.ir()), &step.executed_graph()})
+    for (ir::NodeId id = 0; id < ir->size(); ++id)
+      EXPECT_EQ(std::string(ir->node(id).loc.file).find("dsl/nn/"), std::string::npos)
+          << ir->node(id).op_name() << " at " << to_string(ir->node(id).loc);
+  // The module clusters name every layer with parameters or buffers.
+  const std::string dot = ir::to_dot(g.ir(), step.roots());
+  for (const char* m : {"cluster_forward_conv", "cluster_forward_bn", "cluster_forward_fc", "cluster_backward_conv",
+                        "cluster_update_bn", "cluster_update_fc"})
+    EXPECT_FALSE(cluster_body(dot, m).empty()) << m;
+}
+
+// Every node of a compiled training step carries a user line: the backward pass its
+// forward node's, the optimizer update and its state the compile_train call's, never a
+// file of the library's nn/ folder (optim.cpp, train.cpp).
+TEST(Dot, TrainingStepNodesCarryUserLines) {
+  for (std::string passes : {std::string(""), std::string(passes::kDefaultPipeline)}) {
+    TrainGraph t(passes);
+    for (const ir::Graph* g : {static_cast<const ir::Graph*>(&t.ir()), &t.step->executed_graph()}) {
+      for (ir::NodeId id = 0; id < g->size(); ++id) {
+        const ir::Node& n = g->node(id);
+        const std::string file = n.loc.file;
+        EXPECT_EQ(file.find("dsl/nn/"), std::string::npos)
+            << ir::value_name(*g, id) << " = " << n.op_name() << " at " << to_string(n.loc) << " (passes '" << passes << "')";
+        if (n.role == ir::Role::update && n.kind != ir::NodeKind::constant) {
+          EXPECT_NE(file.find("test_dot.cpp"), std::string::npos) << n.op_name() << " at " << to_string(n.loc);
+          EXPECT_EQ(n.loc.line, static_cast<std::uint32_t>(t.compile_line)) << n.op_name();
+        }
+      }
+    }
+    EXPECT_EQ(t.ir().node(t.ir().input("optim.step").id).loc.line, static_cast<std::uint32_t>(t.compile_line));
+  }
 }
 
 }  // namespace

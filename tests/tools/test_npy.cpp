@@ -157,6 +157,10 @@ TEST(Npy, CorruptFilesAreUserErrors) {
                "too large");
   expect_error(file("big.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", f8x2)),
                "too large");
+  // No elements, yet dims whose strides cannot be represented (was accepted, then overflowed).
+  expect_error(file("zero-then-huge.npy",
+                    npy_bytes("{'descr': '<f8', 'fortran_order': True, 'shape': (0, 4611686018427387904, 4611686018427387904), }", "")),
+               "too large");
   expect_error(file("short.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", f8x2)),
                "needs 24 data bytes but the file has 16");
   expect_error(file("long.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", f8x2)),

@@ -30,7 +30,11 @@ void list_values(std::ostream& os, const ir::Graph& g, const std::string& indent
     ++count;
     os << indent << std::left << std::setw(static_cast<int>(width)) << display_name(g, id) << "  "
        << std::setw(static_cast<int>(type_width)) << to_string(n.type) << "  " << n.op_name()
-       << (n.role == ir::Role::adjoint ? " (grad)" : "") << "\n";
+       << (n.role == ir::Role::adjoint        ? " (grad)"
+           : n.role == ir::Role::second_order ? " (grad2)"
+           : n.role == ir::Role::update       ? " (update)"
+                                              : "")
+       << "\n";
     for (std::size_t r = 0; r < n.regions.size(); ++r) {
       os << indent << "  region " << r << ":\n";
       list_values(os, *n.regions[r], indent + "    ", count);

@@ -1,4 +1,5 @@
-// `minigrad dot FILE.mgir [-o OUT.dot|.svg|.png] [--grad]`: the graph as a picture.
+// `minigrad dot FILE.mgir [-o OUT.dot|.svg|.png] [--grad] [--collapse]`: the graph as a
+// picture, clustered by role and module; --collapse draws one box per cluster.
 #include <filesystem>
 
 #include "minigrad/ir/dot.hpp"
@@ -14,7 +15,9 @@ int run_dot(const Command& self, Args args) {
        "write to OUT (.dot, .gv, .svg or .png) instead of DOT on stdout")
       ("grad", "add the gradients of the (one scalar float) output and draw the backward cluster")
       ("all", "also draw nodes the outputs do not depend on")
-      ("locations", "add each node's source file:line to its label");
+      ("locations", "add each node's source file:line to its label")
+      ("collapse", "one box per role/module cluster (node counts) and the edges between them: for large graphs")
+      ("no-modules", "do not cluster nodes by module (parameter-name prefix)");
   po::variables_map vm;
   if (!parse_command_line(self, args, options, {"FILE.mgir"}, 1, vm)) return kOk;
   std::string out = vm.count("output") ? vm["output"].as<std::string>() : "";
@@ -29,6 +32,8 @@ int run_dot(const Command& self, Args args) {
   ir::DotOptions opts;
   opts.only_live = !vm.count("all");
   opts.locations = vm.count("locations") > 0;
+  opts.collapse = vm.count("collapse") > 0;
+  opts.modules = !vm.count("no-modules");
   opts.title = std::filesystem::path(file).filename().string();
   const std::string dot = ir::to_dot(*g, {}, opts);
   if (out.empty() || out == "-")

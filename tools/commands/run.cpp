@@ -60,7 +60,9 @@ int run_run(const Command& self, Args args) {
       ("out,o", po::value<std::string>()->value_name("DIR"), "directory for the outputs (created if missing)")
       ("grad", "also write grad_<input>.npy for every float input (one scalar float output)")
       ("cotangent", po::value<std::string>()->value_name("PATH"),
-       "cotangent .npy for a non-scalar output (implies --grad)");
+       "cotangent .npy for a non-scalar output (implies --grad)")
+      ("max-memory", po::value<std::string>()->value_name("SIZE"),
+       "refuse to run when the memory plan needs more (e.g. 2G; default: the memory available now)");
   po::variables_map vm;
   if (!parse_command_line(self, args, options, {"FILE.mgir"}, 1, vm)) return kOk;
   if (!vm.count("out")) throw UsageError("missing --out DIR");
@@ -69,8 +71,15 @@ int run_run(const Command& self, Args args) {
   const std::vector<std::string> specs =
       vm.count("input") ? vm["input"].as<std::vector<std::string>>() : std::vector<std::string>{};
 
+  const std::uint64_t limit = vm.count("max-memory") ? parse_size(vm["max-memory"].as<std::string>(), "--max-memory")
+                                                     : available_memory();
   const auto g = load_graph(file);
   if (g->outputs.empty()) throw UserError(file + ": the graph has no outputs");
+  // The output directory first: a run must not compute for minutes and then fail to save.
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw UserError(dir.string() + ": cannot create the output directory" + (ec ? " (" + ec.message() + ")" : ""));
   const rt::Bindings inputs = load_inputs(*g, specs);
   if (vm.count("grad") || vm.count("cotangent")) {
     Array cotangent;
@@ -85,12 +94,15 @@ int run_run(const Command& self, Args args) {
     if (!names.insert(name).second) throw UserError(file + ": two outputs are named '" + name + "'");
   }
   const rt::Executable exe = rt::compile(*g, g->outputs);
+  // The plan knows the peak of intermediate buffers exactly; outputs come on top.
+  std::uint64_t need = exe.peak_bytes();
+  for (ir::NodeId id : g->outputs) need += g->node(id).type.nbytes();
+  if (limit != 0 && need > limit)
+    throw UserError(file + ": running it needs " + format_bytes(need) + " (intermediates at their peak plus outputs), over the limit of " +
+                    format_bytes(limit) + (vm.count("max-memory") ? "" : ", the memory available now") +
+                    "; raise it with --max-memory if you are sure");
   const std::vector<Array> results = exe.run(inputs);
 
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    throw UserError(dir.string() + ": cannot create the output directory" + (ec ? " (" + ec.message() + ")" : ""));
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::string path = (dir / (output_name(*g, i) + ".npy")).string();
     io::save_npy(path, results[i]);
