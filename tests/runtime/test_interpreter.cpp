@@ -102,6 +102,9 @@ TEST(Interpreter, RunsRegions) {
       std::vector<Array> r = (*k.run_region)(0, args);
       std::memcpy(k.out.raw(), r.at(0).raw(), k.out.nbytes());
     };
+    d.check_regions = [](const ir::Node& n, std::span<const Type>) {  // it owns one region
+      if (n.regions.size() != 1) throw ir::TypeRuleError{"expects one region"};
+    };
     d.not_differentiable = "test op";
     return d;
   }();

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Compiles every ```cpp block of README.md (meson test --suite readme).
+
+    check_snippets.py README.md -- COMPILER [FLAGS...]
+
+Each block becomes one translation unit, compiled with `COMPILER FLAGS -fsyntax-only`:
+its #includes, `using` lines and top-level declarations (struct/class/template/namespace
+blocks and BOOST_HANA_ macros) stay at file scope; the remaining statements go into a
+function body. A block with its own `int main` is compiled as it stands. Names a block
+uses without declaring them (the user's data, such as `X`) are declared by an HTML comment
+on the line before the fence, which GitHub does not show:
+
+    <!-- snippet: mg::Array X, W; -->
+
+A block that goes on from the one before it (using its includes, types and variables) says
+so: `<!-- snippet: continues; mg::Array X_test; -->` compiles the previous block's code, its
+declarations and then this block as one unit.
+
+`#line` directives make every diagnostic name the README and the block's own line numbers.
+A block that does not compile fails the test with its README line and the compiler's error.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TOP_LEVEL = re.compile(r'\s*(#|using\s+namespace\b|using\s+\w+\s*=|struct\b|class\b|template\b|namespace\b|'
+                       r'BOOST_HANA_|enum\b)')
+CONTEXT = re.compile(r'<!--\s*snippet:(.*?)-->')
+
+
+def code_of(line):
+    """The line without its // comment (one outside string and character literals)."""
+    quote = None
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == '\\':
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in '"\'':
+            quote = ch
+        elif line.startswith('//', i):
+            return line[:i]
+        i += 1
+    return line
+
+
+def blocks(lines):
+    """(fence line, [(README line, code)], [(README line, declarations)]) for each ```cpp
+    block, 1-based; a continuing block carries the code and declarations of the one before."""
+    i = 0
+    prev = None
+    while i < len(lines):
+        if lines[i].strip() == '```cpp':
+            decls = []
+            m = CONTEXT.search(lines[i - 1]) if i > 0 else None
+            text = m.group(1).strip() if m else ''
+            code = []
+            if re.match(r'continues\b', text):
+                if prev is None:
+                    raise SystemExit(f'line {i}: "continues", but no ```cpp block comes before')
+                code, decls = list(prev[1]), list(prev[2])
+                text = re.sub(r'^continues\s*;?\s*', '', text)
+            if text:
+                decls.append((i, text))  # the comment's line
+            j = i + 1
+            while j < len(lines) and lines[j].strip() != '```':
+                j += 1
+            if j == len(lines):
+                raise SystemExit(f'line {i + 1}: ```cpp block is not closed')
+            code += [(n + 1, lines[n]) for n in range(i + 1, j)]
+            prev = (i + 1, code, decls)
+            yield prev
+            i = j
+        i += 1
+
+
+def translation_unit(path, code, decls):
+    """The block as a TU: file-scope lines first, statements inside a function."""
+    top, body = [], []  # (README line, text)
+    if any(re.match(r'\s*int\s+main\s*\(', line) for _, line in code):
+        return '\n'.join(emit(path, code)) + '\n'
+    depth = 0          # braces open in the current top-level declaration
+    in_decl = False
+    for n, line in code:
+        if not in_decl and TOP_LEVEL.match(line):
+            in_decl = not line.lstrip().startswith('#')
+        if in_decl or line.lstrip().startswith('#'):
+            top.append((n, line))
+            code = code_of(line)
+            depth += code.count('{') - code.count('}')
+            if in_decl and depth == 0 and code.rstrip().endswith((';', '}', ')')):
+                in_decl = False
+        else:
+            body.append((n, line))
+    tu = emit(path, top)
+    tu.append('#line 1 "snippet-wrapper"')
+    tu.append('[[maybe_unused]] static void readme_snippet() {')
+    tu += emit(path, decls)
+    tu += emit(path, body)
+    tu.append('}')
+    return '\n'.join(tu) + '\n'
+
+
+def emit(path, chunk):
+    """Numbered lines with a #line directive wherever the numbering jumps."""
+    out, prev = [], None
+    for n, line in chunk:
+        if prev is None or n != prev + 1:
+            out.append(f'#line {n} "{path}"')
+        out.append(line)
+        prev = n
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 3 or '--' not in args:
+        raise SystemExit(__doc__)
+    readme, compiler = args[0], args[args.index('--') + 1:]
+    with open(readme, encoding='utf-8') as f:
+        lines = f.read().split('\n')
+    found = list(blocks(lines))
+    if not found:
+        raise SystemExit(f'{readme}: no ```cpp blocks')
+    name = os.path.basename(readme)
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (fence, code, decls) in enumerate(found):
+            tu = translation_unit(readme, code, decls)
+            own = sum(1 for n, _ in code if n > fence)
+            src = os.path.join(tmp, f'snippet_{k}.cpp')
+            with open(src, 'w', encoding='utf-8') as f:
+                f.write(tu)
+            r = subprocess.run(compiler + ['-fsyntax-only', src], capture_output=True, text=True)
+            if r.returncode == 0:
+                print(f'ok   {name}:{fence}: ```cpp block ({own} lines)')
+            else:
+                failed += 1
+                print(f'FAIL {name}:{fence}: ```cpp block does not compile:')
+                print(r.stdout + r.stderr)
+                print('--- the translation unit:')
+                print(tu)
+    print(f'{len(found) - failed} of {len(found)} README C++ blocks compile')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
