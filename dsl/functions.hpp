@@ -59,7 +59,7 @@ Tensor flip(const Tensor& x, Axes axes, Loc loc = Loc::current());
 // ---- indexing ----
 Tensor gather(const Tensor& x, std::int64_t axis, const Tensor& index, Loc loc = Loc::current());
 Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index, Loc loc = Loc::current());
-Tensor one_hot(const Tensor& index, std::int64_t num_classes, DType dtype = f32, Loc loc = Loc::current());
+Tensor one_hot(const Tensor& index, std::int64_t num_classes, DType dtype = default_float, Loc loc = Loc::current());
 Tensor cumsum(const Tensor& x, std::int64_t axis, Loc loc = Loc::current());
 
 Tensor cast(const Tensor& x, DType to, Loc loc = Loc::current());
@@ -68,5 +68,26 @@ Tensor cast(const Tensor& x, DType to, Loc loc = Loc::current());
 // detach; also x.detach()): d/dx of x * stop_gradient(x) is stop_gradient(x), not 2x.
 // Use it for targets (a frozen network's output, a baseline) that must not be trained.
 Tensor stop_gradient(const Tensor& x, Loc loc = Loc::current());
+
+// ---- constants and masks from a tensor (dsl/masking.cpp) ----
+// Built in x's graph, so a module's operator()(const Tensor&) needs no Graph& (see also
+// graph_of in dsl/graph.hpp). The *_like functions take x's shape and, unless given one,
+// its dtype (as torch.full_like); value must be representable (integral for i64, 0 or 1
+// for bool).
+Tensor full_like(const Tensor& x, double value, std::optional<DType> dtype = std::nullopt,
+                 Loc loc = Loc::current());
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+// torch.tril / torch.triu over the last two axes (rank >= 2, any dtype): tril keeps
+// x[..., i, j] where j - i <= k and zeroes the rest; triu keeps j - i >= k. k = 0 is the
+// main diagonal, k > 0 above it, k < 0 below. Built from arange, a comparison and where,
+// so the gradient passes through the kept entries and is zero elsewhere.
+Tensor tril(const Tensor& x, std::int64_t k = 0, Loc loc = Loc::current());
+Tensor triu(const Tensor& x, std::int64_t k = 0, Loc loc = Loc::current());
+// torch.masked_fill: `value` where the bool `mask` is true, x elsewhere; mask and x
+// broadcast (NumPy rules) and the result has x's dtype. The gradient to x is zero where
+// the mask is true; a tensor `value` (0-d, x's dtype) gets the sum over the filled entries.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc = Loc::current());
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value, Loc loc = Loc::current());
 
 }  // namespace mg

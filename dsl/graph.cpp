@@ -15,6 +15,27 @@ void check_shape(std::string_view op, const Shape& s) {
 }
 }  // namespace
 
+Graph::Graph() : ir_(std::make_shared<ir::Graph>()) { ir_->set_owner(ir_); }
+
+Graph::Graph(std::shared_ptr<ir::Graph> ir) : ir_(std::move(ir)) {
+  MG_ASSERT(ir_ != nullptr, "mg::Graph: null ir::Graph");
+  if (!ir_->owner()) ir_->set_owner(ir_);
+}
+
+Graph graph_of(const Tensor& x, Loc loc) {
+  LocScope at(SourceLoc::from(loc));
+  if (!x.valid()) throw UserError("graph_of: the tensor is an empty handle", ambient_loc());
+  std::shared_ptr<ir::Graph> owner = x.graph().owner();
+  if (!owner)
+    throw UserError("graph_of: the tensor's graph is not owned by an mg::Graph (it was built on an ir::Graph directly)",
+                    ambient_loc());
+  return Graph(std::move(owner));
+}
+
+Tensor Graph::input(std::string name, Shape shape, Loc loc) {
+  return input(std::move(name), default_float, std::move(shape), loc);
+}
+
 Tensor Graph::input(std::string name, DType dtype, Shape shape, Loc loc) {
   LocScope at(SourceLoc::from(loc));
   return Tensor(ir_->add_input(std::move(name), Type{dtype, std::move(shape)}, ambient_loc()));

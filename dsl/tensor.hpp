@@ -16,6 +16,11 @@ namespace mg {
 
 using Loc = std::source_location;
 
+// The one default float dtype of the DSL: what Graph::input(name, shape), scalar, full,
+// zeros, ones, eye, randn, rand, one_hot and the nn layers make when no dtype is given.
+// f32, as in PyTorch; pass f64 explicitly where it matters (gradient checks).
+inline constexpr DType default_float = f32;
+
 // A set of axes: one axis, a list, or "all" (the default). Negative axes count from the end.
 struct Axes {
   bool all = true;

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "minigrad/ir/errors.hpp"
+
 namespace mg {
 
 namespace {
@@ -44,6 +46,40 @@ double Array::at(std::int64_t i) const {
     using T = typename decltype(tag)::type;
     return static_cast<double>(data<T>()[i]);
   });
+}
+
+double Array::at(std::initializer_list<std::int64_t> index) const {
+  return at(std::span<const std::int64_t>(index.begin(), index.size()));
+}
+
+double Array::at(std::span<const std::int64_t> index) const {
+  auto describe = [&] {
+    std::string s = "index [";
+    for (std::size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+    return s + "] for an array of shape " + to_string(type_);
+  };
+  if (static_cast<int>(index.size()) != rank())
+    throw UserError("Array::at: " + describe() + " needs " + std::to_string(rank()) + " indices, got " +
+                    std::to_string(index.size()));
+  if (!valid()) throw UserError("Array::at: the array has no storage");
+  std::int64_t flat = 0;
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    const std::int64_t n = type_.shape[i];
+    const std::int64_t k = index[i] < 0 ? index[i] + n : index[i];
+    if (k < 0 || k >= n)
+      throw UserError("Array::at: " + describe() + ": index " + std::to_string(index[i]) + " is out of range for axis " +
+                      std::to_string(i) + " of size " + std::to_string(n));
+    flat = flat * n + k;
+  }
+  return at(flat);
+}
+
+double Array::item() const {
+  if (numel() != 1)
+    throw UserError("Array::item: only a one-element array has an item; this one is " + to_string(type_) + " (" +
+                    std::to_string(numel()) + " elements)");
+  if (!valid()) throw UserError("Array::item: the array has no storage");
+  return at(std::int64_t{0});
 }
 
 void Array::set(std::int64_t i, double v) {

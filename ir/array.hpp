@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -51,8 +52,16 @@ class Array {
     return {data<T>(), static_cast<std::size_t>(numel())};
   }
 
-  // Element i (row-major flat index) converted to double; for tests and printing.
+  // Element i (row-major flat index) converted to double; for tests and printing. Unchecked.
   double at(std::int64_t flat) const;
+  // The element at an N-d index (`a.at({i, j})`; `a.at({})` for a 0-d array), converted to
+  // double. One index per axis; negative indices count from the end. A wrong count or an
+  // index out of range is a UserError naming the index and the shape.
+  double at(std::initializer_list<std::int64_t> index) const;
+  double at(std::span<const std::int64_t> index) const;
+  // The value of a one-element array (any shape with numel() == 1) as double, like
+  // torch's .item(); a UserError otherwise.
+  double item() const;
   void set(std::int64_t flat, double value);
   std::vector<double> to_doubles() const;
 
@@ -72,6 +81,19 @@ class Array {
 };
 
 std::string to_string(const Array& a, int max_elems = 64);
+
+// NumPy/PyTorch-style printing (ir/array_print.cpp), e.g.
+//   array([[1., 2.],
+//          [3., 4.]], dtype=f32, shape=[2, 2])
+// Nested brackets per axis, columns right-aligned. Floats as torch prints them: integral
+// values as `2.`, otherwise 4 decimals (`0.5000`), or scientific (`1.0000e-05`) when the
+// magnitudes span more than 1e3 or leave [1e-4, 1e8); nan, inf, -inf as such. i64 as
+// integers, bool as true/false. Over 1000 elements, each axis longer than 6 shows its first
+// and last 3 entries around `...`. Rows wrap at 80 columns. A 0-d array prints its value
+// (`array(3.5000, dtype=f64, shape=[])`), an empty one `array([], dtype=f32, shape=[0, 3])`.
+std::ostream& operator<<(std::ostream& os, const Array& a);
+// A list of arrays (the results of Executable::run): `[array(...),\n array(...)]`.
+std::ostream& operator<<(std::ostream& os, const std::vector<Array>& arrays);
 
 template <class T>
 Array Array::from_vector(Shape shape, const std::vector<T>& values) {

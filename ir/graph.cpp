@@ -19,6 +19,11 @@ const std::string& Node::op_name() const {
   return constant_name;
 }
 
+void Graph::set_owner(const std::shared_ptr<Graph>& self) {
+  MG_ASSERT(self.get() == this, "Graph::set_owner: the pointer does not own this graph");
+  owner_ = self;
+}
+
 Value Graph::add_input(std::string name, Type type, SourceLoc loc) {
   if (name.empty()) throw UserError("graph input needs a non-empty name", loc);
   if (input_by_name_.count(name))

@@ -54,6 +54,13 @@ class Graph {
   // printer prints a unique name for each top-level result; tools name output files by it.
   std::vector<std::string> output_names;
 
+  // The shared_ptr owning this graph, when its owner registered itself (mg::Graph does), so
+  // a Tensor's graph can be shared again (mg::graph_of); empty for a graph owned otherwise.
+  // A member rather than std::enable_shared_from_this, whose base class would make
+  // unqualified calls on a Graph find std:: functions by ADL (`bind(g, ...)` is std::bind).
+  std::shared_ptr<Graph> owner() const { return owner_.lock(); }
+  void set_owner(const std::shared_ptr<Graph>& self);  // self.get() == this
+
   // Nodes created while a RoleScope is active get that role (the grad pass uses it).
   Role current_role = Role::forward;
 
@@ -68,6 +75,7 @@ class Graph {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<NodeId> inputs_;
   std::unordered_map<std::string, NodeId> input_by_name_;
+  std::weak_ptr<Graph> owner_;
 };
 
 class RoleScope {

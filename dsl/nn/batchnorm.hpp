@@ -27,11 +27,11 @@ struct BatchNorm {
 };
 
 struct BatchNorm1D : BatchNorm {
-  explicit BatchNorm1D(std::int64_t c, double eps = 1e-5, double momentum = 0.1, DType dtype = f32)
+  explicit BatchNorm1D(std::int64_t c, double eps = 1e-5, double momentum = 0.1, DType dtype = default_float)
       : BatchNorm(c, 2, 3, eps, momentum, dtype) {}
 };
 struct BatchNorm2D : BatchNorm {
-  explicit BatchNorm2D(std::int64_t c, double eps = 1e-5, double momentum = 0.1, DType dtype = f32)
+  explicit BatchNorm2D(std::int64_t c, double eps = 1e-5, double momentum = 0.1, DType dtype = default_float)
       : BatchNorm(c, 4, 4, eps, momentum, dtype) {}
 };
 

@@ -22,7 +22,7 @@ struct Conv2D {
   std::int64_t groups = 1;
   bool has_bias = true;
   Conv2D(std::int64_t in, std::int64_t out, Pair kernel, Pair stride = {1, 1}, Pair padding = {0, 0},
-         Pair dilation = {1, 1}, std::int64_t groups = 1, bool bias = true, DType dtype = f32);
+         Pair dilation = {1, 1}, std::int64_t groups = 1, bool bias = true, DType dtype = default_float);
   Tensor operator()(const Tensor& x, Loc loc = Loc::current()) const;
   template <class F> void for_each_parameter(F&& f) {
     f("weight", weight);

@@ -20,7 +20,7 @@ namespace mg::nn {
 struct Linear {
   Parameter weight, bias;
   bool has_bias = true;
-  Linear(std::int64_t in, std::int64_t out, bool bias = true, DType dtype = f32);
+  Linear(std::int64_t in, std::int64_t out, bool bias = true, DType dtype = default_float);
   Tensor operator()(const Tensor& x, Loc loc = Loc::current()) const;
   template <class F> void for_each_parameter(F&& f) {
     f("weight", weight);
@@ -31,7 +31,7 @@ struct Linear {
 // Rows of a [num, dim] table selected by integer indices: i64[...] -> [..., dim].
 struct Embedding {
   Parameter weight;
-  Embedding(std::int64_t num, std::int64_t dim, DType dtype = f32);
+  Embedding(std::int64_t num, std::int64_t dim, DType dtype = default_float);
   Tensor operator()(const Tensor& index, Loc loc = Loc::current()) const;
   template <class F> void for_each_parameter(F&& f) { f("weight", weight); }
 };
@@ -42,7 +42,7 @@ struct LayerNorm {
   Shape normalized_shape;
   double eps = 1e-5;
   bool affine = true;
-  LayerNorm(Shape normalized_shape, double eps = 1e-5, bool affine = true, DType dtype = f32);
+  LayerNorm(Shape normalized_shape, double eps = 1e-5, bool affine = true, DType dtype = default_float);
   Tensor operator()(const Tensor& x, Loc loc = Loc::current()) const;
   template <class F> void for_each_parameter(F&& f) {
     if (affine) {

@@ -44,7 +44,7 @@ struct Parameter {
   Parameter& operator=(Parameter&&) noexcept = default;
 
   Shape shape;
-  DType dtype = f32;
+  DType dtype = default_float;
   Init init;
   bool trainable = true;  // false: a buffer (e.g. running mean)
 
