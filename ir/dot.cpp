@@ -44,43 +44,27 @@ constexpr std::string_view kRegionCluster = R"~(style="rounded,dashed"; color="#
 constexpr std::size_t kNoBox = ~std::size_t{0};
 constexpr std::array<Role, 4> kRoles{Role::forward, Role::adjoint, Role::second_order, Role::update};
 
-// Cluster name part, cluster style, node style and edge colour of each role.
-std::string_view role_key(Role r) {
+// Cluster name part, cluster style, node style and edge colour of each role, in one table.
+struct RoleLook {
+  std::string_view key, cluster, node, edge;
+};
+const RoleLook& look(Role r) {
+  static const RoleLook forward{"forward", kForwardCluster, "", ""};
+  static const RoleLook adjoint{"backward", kBackwardCluster, kAdjointStyle, R"~(color="#ca6f1e")~"};
+  static const RoleLook second{"second_order", kSecondOrderCluster, kSecondOrderStyle, R"~(color="#b03a2e")~"};
+  static const RoleLook update{"update", kUpdateCluster, kUpdateStyle, R"~(color="#117a65")~"};
   switch (r) {
-    case Role::forward: return "forward";
-    case Role::adjoint: return "backward";
-    case Role::second_order: return "second_order";
-    case Role::update: return "update";
+    case Role::forward: return forward;
+    case Role::adjoint: return adjoint;
+    case Role::second_order: return second;
+    case Role::update: return update;
   }
-  return "";
+  return forward;
 }
-std::string_view role_cluster_style(Role r) {
-  switch (r) {
-    case Role::forward: return kForwardCluster;
-    case Role::adjoint: return kBackwardCluster;
-    case Role::second_order: return kSecondOrderCluster;
-    case Role::update: return kUpdateCluster;
-  }
-  return "";
-}
-std::string_view role_node_style(Role r) {
-  switch (r) {
-    case Role::forward: return "";
-    case Role::adjoint: return kAdjointStyle;
-    case Role::second_order: return kSecondOrderStyle;
-    case Role::update: return kUpdateStyle;
-  }
-  return "";
-}
-std::string_view role_edge_color(Role r) {
-  switch (r) {
-    case Role::forward: return "";
-    case Role::adjoint: return "color=\"#ca6f1e\"";
-    case Role::second_order: return "color=\"#b03a2e\"";
-    case Role::update: return "color=\"#117a65\"";
-  }
-  return "";
-}
+std::string_view role_key(Role r) { return look(r).key; }
+std::string_view role_cluster_style(Role r) { return look(r).cluster; }
+std::string_view role_node_style(Role r) { return look(r).node; }
+std::string_view role_edge_color(Role r) { return look(r).edge; }
 bool is_backward(Role r) { return r == Role::adjoint || r == Role::second_order; }
 
 // "fc1.weight" -> "fc1", "optim.fc1.weight.m" -> "fc1", "x" and "optim.lr" -> "".

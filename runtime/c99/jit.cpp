@@ -20,22 +20,6 @@ namespace mg::rt::c99 {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-}  // namespace
-
 std::vector<std::string> compiler_command() {
   std::vector<std::string> argv;
   const char* cc = std::getenv("MG_CC");
@@ -68,7 +52,7 @@ std::shared_ptr<Native> Native::load(const Module& m) {
   const std::vector<std::string> cmd = compiler_command();
   std::string cmd_text;
   for (auto& w : cmd) cmd_text += w + " ";
-  const std::string key = m.name + "-" + hex(fnv1a(cmd_text + "\n" + m.header + "\n" + m.source));
+  const std::string key = m.name + "-" + content_hash(cmd_text + "\n" + m.header + "\n" + m.source);
   std::lock_guard lock(mu);
   if (auto p = loaded[key].lock()) return p;
 

@@ -90,6 +90,12 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
+}  // namespace
+
+std::string content_hash(const std::string& bytes) { return hex(fnv1a(bytes)); }
+
+namespace {
+
 void rename_into_place(const fs::path& from, const fs::path& to) {
   if (::rename(from.c_str(), to.c_str()) != 0)
     throw UserError("C99 backend: cannot place " + to.string() + " (" + why() + ")");
@@ -136,7 +142,7 @@ bool verifies(const fs::path& dir, const Record& r) {
   struct stat st {};
   if (::lstat(obj.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return false;
   if (fs::file_size(obj, ec) != r.size || ec) return false;
-  return hex(fnv1a(read_file(obj))) == r.checksum;
+  return content_hash(read_file(obj)) == r.checksum;
 }
 
 // Removes a temp directory and what is in it (our own files only: it is private).
@@ -187,7 +193,7 @@ CachedObject cached_compile(const std::string& key, const std::string& header_na
   }
   const std::string object = read_file(tmp.path / "module.so");
   rec.size = object.size();
-  rec.checksum = hex(fnv1a(object));
+  rec.checksum = content_hash(object);
   rec.object = key + "-" + rec.checksum + ".so";  // by content: racing compiles never mix
   rename_into_place(tmp.path / "module.so", dir / rec.object);
   rename_into_place(tmp.path / "module.c", source_path);

@@ -14,6 +14,9 @@
 
 namespace mg::rt::c99 {
 
+// A short content hash (FNV-1a, 16 hex digits): cache keys and object checksums.
+std::string content_hash(const std::string& bytes);
+
 // The cache directory (see cache_dir() in jit.hpp), created if needed and checked to be
 // private; UserError naming the path and what is wrong otherwise.
 std::filesystem::path private_cache_dir();
