@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes every target of tests/fuzz/fuzz_targets.hpp with libFuzzer under AddressSanitizer
-# and UndefinedBehaviorSanitizer. Installs Debian's clang-16 and libclang-rt-16-dev when
+# and UndefinedBehaviorSanitizer. Installs Debian's clang-16, libclang-rt-16-dev and libomp-16-dev when
 # missing, builds the library with them in ./build-fuzz, then runs each target for SECONDS
 # (default 60) on a copy of its committed corpus. New crashes land in build-fuzz/findings/;
 # add each (minimised) to tests/fuzz/corpus/<target>/ with the fix, so the ordinary test
@@ -13,7 +13,7 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(text_ir npy safetensors idx pipeline rules)
 
 missing=()
-for p in clang-16 libclang-rt-16-dev; do
+for p in clang-16 libclang-rt-16-dev libomp-16-dev; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then

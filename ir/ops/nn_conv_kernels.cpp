@@ -201,7 +201,10 @@ void check_blas_range(const Node& node, const ConvGeom& g) {
 // y = conv(x, w).
 template <class T>
 void forward(const T* x, const T* w, T* y, const ConvGeom& g) {
-  const auto [Cg, Og, K, L, khw] = dims_of(g);
+  // Plain copies, not a structured binding: clang 16 crashes on structured bindings used
+  // inside an OpenMP region of a template (the libFuzzer build, scripts/fuzz.sh).
+  const Dims d = dims_of(g);
+  [[maybe_unused]] const std::int64_t Cg = d.Cg, Og = d.Og, K = d.K, L = d.L, khw = d.khw;
   const std::int64_t xs = g.C * g.H * g.W, ys = g.O * L;
   if (g.N == 0 || g.O == 0 || L == 0) return;
   if (K == 0) {
@@ -239,7 +242,10 @@ void forward(const T* x, const T* w, T* y, const ConvGeom& g) {
 // dx = conv's adjoint in x applied to dy.
 template <class T>
 void input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g) {
-  const auto [Cg, Og, K, L, khw] = dims_of(g);
+  // Plain copies, not a structured binding: clang 16 crashes on structured bindings used
+  // inside an OpenMP region of a template (the libFuzzer build, scripts/fuzz.sh).
+  const Dims d = dims_of(g);
+  [[maybe_unused]] const std::int64_t Cg = d.Cg, Og = d.Og, K = d.K, L = d.L, khw = d.khw;
   const std::int64_t xs = g.C * g.H * g.W, ys = g.O * L;
   if (g.N * xs == 0) return;
   if (Og == 0) {
@@ -273,7 +279,10 @@ void input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g) {
 // dw = conv's adjoint in w applied to dy (summed over the batch).
 template <class T>
 void weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g) {
-  const auto [Cg, Og, K, L, khw] = dims_of(g);
+  // Plain copies, not a structured binding: clang 16 crashes on structured bindings used
+  // inside an OpenMP region of a template (the libFuzzer build, scripts/fuzz.sh).
+  const Dims d = dims_of(g);
+  [[maybe_unused]] const std::int64_t Cg = d.Cg, Og = d.Og, K = d.K, L = d.L, khw = d.khw;
   const std::int64_t xs = g.C * g.H * g.W, ys = g.O * L, size = g.O * K;
   if (size == 0) return;
   if (g.N == 0 || L == 0) {

@@ -61,15 +61,17 @@ void render(const std::string& dot, const std::string& path) {
     return UserError(path + ": " + what + (why.empty() ? "" : ": " + why));
   };
 
-  std::unique_ptr<GVC_t, int (*)(GVC_t*)> gvc(gvContext(), gvFreeContext);
-  if (!gvc) throw fail("Graphviz could not start");
+  // One context per process, never freed: Graphviz 2.42 reads freed memory when a second
+  // context is created after the first is freed (the tools suite hit it under ASan).
+  static GVC_t* const context = gvContext();
+  if (!context) throw fail("Graphviz could not start");
   std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(agmemread(dot.c_str()), agclose);
   if (!graph) throw fail("Graphviz rejected the DOT text");
-  if (gvLayout(gvc.get(), graph.get(), "dot") != 0) throw fail("Graphviz layout failed");
+  if (gvLayout(context, graph.get(), "dot") != 0) throw fail("Graphviz layout failed");
   char* data = nullptr;
   unsigned int size = 0;
-  const int rc = gvRenderData(gvc.get(), graph.get(), format.c_str(), &data, &size);
-  gvFreeLayout(gvc.get(), graph.get());
+  const int rc = gvRenderData(context, graph.get(), format.c_str(), &data, &size);
+  gvFreeLayout(context, graph.get());
   std::unique_ptr<char, void (*)(char*)> owned(data, gvFreeRenderData);
   if (rc != 0 || data == nullptr) throw fail("Graphviz could not render " + format);
   write_file(path, data, size);
