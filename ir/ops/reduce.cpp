@@ -116,6 +116,28 @@ void logsumexp_kernel(const KernelArgs& k) {
 // The cotangent (or any value shaped like the output) broadcast back to the input's shape.
 Value expand(Value g, const VjpArgs& a) { return expand_reduced(g, a.in[0].shape(), axes_of(a.node)); }
 
+// reduce_prod: d(prod x)/dx_i = prod_{j != i} x_j, computed without dividing by a zero (so
+// finite where inputs are zero, as PyTorch) and exactly differentiable again: with
+// nz = where(x == 0, 1, x) and P = prod(nz), it is Z_i * P / nz_i, where Z_i, the product of
+// the zero elements other than x_i, is 1 when there are none, their one value when there
+// is one (0, but carrying its derivative: the Hessian's entries between a zero and the rest
+// come out right), and 0 when there are more.
+std::vector<Value> prod_vjp(const VjpArgs& a) {
+  Value x = a.in[0];
+  if (!is_float(x.dtype())) return {Value{}};
+  const I64List& axes = axes_of(a.node);
+  Value is_zero = binary("eq", x, zeros_like(x));
+  Value nz = where(is_zero, full_like(x, 1.0), x);
+  Value p = expand(reduce("reduce_prod", nz, axes, true), a);
+  Value zeros_here = cast(is_zero, x.dtype());
+  Value zeros_other = sub(expand(reduce_sum(zeros_here, axes, true), a), zeros_here);  // zero count without x_i
+  Value zero_x = where(is_zero, x, zeros_like(x));
+  Value sum_other = sub(expand(reduce_sum(zero_x, axes, true), a), zero_x);  // the other zeros' values, summed
+  Value z = where(binary("eq", zeros_other, zeros_like(x)), full_like(x, 1.0),
+                  where(binary("eq", zeros_other, full_like(x, 1.0)), sum_other, zeros_like(x)));
+  return {div(mul(mul(expand(a.cotangent, a), z), p), nz)};
+}
+
 // reduce_max / reduce_min: the cotangent split evenly among the elements equal to the
 // result (as PyTorch amax/amin).
 std::vector<Value> extremum_vjp(const VjpArgs& a) {
@@ -248,14 +270,9 @@ void register_reduce_ops() {
   defined_op("reduce_min").fold = Fold::min;
 
   def_reduce("reduce_prod",
-             "product over `axes`; 1 over a size-0 extent; i64 wraps on overflow; gradient g*out/x, "
-             "undefined (nan/inf) where x == 0",
-             Dtypes::numeric, fold_kernel<ProdOp, true>(),
-             [](const VjpArgs& a) {
-               if (!is_float(a.in[0].dtype())) return std::vector<Value>{Value{}};
-               return grads({div(expand(mul(a.cotangent, a.out), a), a.in[0])});
-             },
-             Domain::nonzero);
+             "product over `axes`; 1 over a size-0 extent; i64 wraps on overflow; gradient the "
+             "product of the other elements (finite at zeros, as PyTorch; exact to second order)",
+             Dtypes::numeric, fold_kernel<ProdOp, true>(), prod_vjp);
   defined_op("reduce_prod").emit_c = c_fold();
   defined_op("reduce_prod").fold = Fold::prod;
 
