@@ -3,7 +3,9 @@
 // Arrays are adapted without copies and processed in chunks, chunks in parallel (OpenMP)
 // for large arrays. Included only by the elementwise family files (xtensor is heavy).
 #pragma once
+#include <algorithm>
 #include <array>
+#include <type_traits>
 #include <cstdint>
 
 #include <xtensor/xadapt.hpp>
@@ -25,15 +27,64 @@ auto adapt(T* p, std::int64_t n) {
                    std::array<std::size_t, 1>{static_cast<std::size_t>(n)});
 }
 
-// out = f(in_0, ..., in_k) elementwise; In and Out are the C++ element types.
+// f over [0, len) of `out` and the inputs, by xtensor's assignment.
 template <class Out, class In, class F, std::size_t... I>
-void map_chunks(const KernelArgs& a, F& f, std::index_sequence<I...>) {
+void map_span(Out* out, const std::array<const In*, sizeof...(I)>& in, std::int64_t len, F& f,
+              std::index_sequence<I...>) {
+  auto o = adapt(out, len);
+  xt::noalias(o) = f(adapt(const_cast<In*>(in[I]), len)...);
+}
+
+// out = f(in_0, ..., in_k) elementwise; In and Out are the C++ element types.
+//
+// Every element takes the same code path, so an element's result depends only on its
+// inputs (not on its position, the array's length or its alignment). xtensor's assignment
+// would run an unaligned head and a short tail with scalar libm and the rest with xsimd,
+// whose exp/log/tanh/... differ from libm in the last bit: exp(x)[i] changed with the
+// length of x, and "exact" rewrites such as exp(broadcast(x)) = broadcast(exp(x)) failed.
+// Here the head and tail go through one padded, aligned SIMD batch each.
+template <class Out, class In, class F, std::size_t... I>
+void map_aligned(Out* out, const std::array<const In*, sizeof...(I)>& in, std::int64_t len, F& f,
+                 std::index_sequence<I...> seq) {
+#if defined(XTENSOR_USE_XSIMD)
+  if constexpr (std::is_floating_point_v<Out> && std::is_floating_point_v<In>) {
+    constexpr std::int64_t B = static_cast<std::int64_t>(xt_simd::simd_type<Out>::size);
+    if constexpr (B > 1 && B * sizeof(Out) <= 64 && B * sizeof(In) <= 64) {
+      // Up to B - 1 elements from `start` through one full batch in aligned buffers.
+      auto padded = [&](std::int64_t start, std::int64_t count) {
+        if (count <= 0) return;
+        alignas(64) In buf[sizeof...(I)][B];
+        alignas(64) Out res[B];
+        for (std::size_t k = 0; k < sizeof...(I); ++k)
+          for (std::int64_t j = 0; j < B; ++j) buf[k][j] = in[k][start + std::min(j, count - 1)];
+        std::array<const In*, sizeof...(I)> bin{buf[I]...};
+        map_span<Out, In>(res, bin, B, f, seq);
+        std::copy(res, res + count, out + start);
+      };
+      const auto head = std::min<std::int64_t>(
+          len, static_cast<std::int64_t>(xt_simd::get_alignment_offset(out, static_cast<std::size_t>(len), B)));
+      const std::int64_t body = (len - head) / B * B;
+      padded(0, head);
+      if (body > 0) {
+        std::array<const In*, sizeof...(I)> bin{(in[I] + head)...};
+        map_span<Out, In>(out + head, bin, body, f, seq);  // aligned, whole batches: all SIMD
+      }
+      padded(head + body, len - head - body);
+      return;
+    }
+  }
+#endif
+  map_span<Out, In>(out, in, len, f, seq);
+}
+
+template <class Out, class In, class F, std::size_t... I>
+void map_chunks(const KernelArgs& a, F& f, std::index_sequence<I...> seq) {
   const std::int64_t n = a.out.numel();
   Out* out = a.out.data<Out>();
   auto chunk = [&](std::int64_t c0) {
     const std::int64_t len = std::min(kChunk, n - c0);
-    auto o = adapt(out + c0, len);
-    xt::noalias(o) = f(adapt(const_cast<In*>(a.in[I]->template data<In>()) + c0, len)...);
+    std::array<const In*, sizeof...(I)> in{(a.in[I]->template data<In>() + c0)...};
+    map_aligned<Out, In>(out + c0, in, len, f, seq);
   };
   if (n >= kParallelMin) {  // see parallel_for: no OpenMP region for small arrays
 #pragma omp parallel for schedule(static)

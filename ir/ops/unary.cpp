@@ -70,6 +70,26 @@ KernelFn libm_kernel(F f) {
   };
 }
 
+// -x by flipping the sign bit, element by element (the compiler vectorises it as an XOR):
+// xsimd's AVX-512 negation computes 0 - x, which turns -(+0) into +0. i64 wraps.
+KernelFn negate_kernel() {
+  return [](const KernelArgs& k) {
+    visit_dtype(k.out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const std::int64_t n = k.out.numel();
+      const T* x = k.in[0]->data<T>();
+      T* o = k.out.data<T>();
+      if constexpr (std::is_floating_point_v<T>) {
+        kernels::parallel_for<true>(n, [&](std::int64_t i) { o[i] = -x[i]; });
+      } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        kernels::parallel_for<true>(n, [&](std::int64_t i) { o[i] = kernels::wrap(0 - kernels::bits(x[i])); });
+      } else {
+        MG_ASSERT(false, "kernel: unsupported dtype for neg");
+      }
+    });
+  };
+}
+
 // Cotangent of an op with derivative `dydx` (a Value shaped like x).
 std::vector<Value> chain(const VjpArgs& a, Value dydx) { return {mul(a.cotangent, dydx)}; }
 
@@ -80,8 +100,7 @@ Value mask(Value cond, Value like) { return cast(cond, like.dtype()); }
 
 void register_unary_ops() {
   def_unary("neg", "-x (i64 wraps: -INT64_MIN is INT64_MIN)", Dtypes::numeric,
-            kernels::same_dtype_wrapping<1>([](auto x) { return -x; },
-                                            [](std::int64_t x) { return kernels::wrap(0 - kernels::bits(x)); }),
+            negate_kernel(),
             [](const VjpArgs& a) { return grads({neg(a.cotangent)}); })
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.neg(in[0]); };
   defined_op("neg").emit_c = c_expr("-{0}", "(int64_t)(UINT64_C(0) - (uint64_t){0})");
