@@ -108,14 +108,12 @@ template <class M, class F>
 void for_each_module(M& m, F&& f) {
   namespace hana = boost::hana;
   MG_REQUIRE_MODULE(M);
-  if constexpr (!is_module_v<M>) return;
-  else f(m);
-  if constexpr (!is_module_v<M>) {
-    return;
-  } else if constexpr (requires { m.for_each_submodule(f); }) {
-    m.for_each_submodule([&](auto& sub) { for_each_module(sub, f); });
-  } else if constexpr (ReflectedModule<M>) {
-    hana::for_each(hana::accessors<M>(), [&](auto pair) { for_each_module(hana::second(pair)(m), f); });
+  if constexpr (is_module_v<M>) {  // else the static_assert said why; instantiate nothing more
+    f(m);
+    if constexpr (requires { m.for_each_submodule(f); })
+      m.for_each_submodule([&](auto& sub) { for_each_module(sub, f); });
+    else if constexpr (ReflectedModule<M>)
+      hana::for_each(hana::accessors<M>(), [&](auto pair) { for_each_module(hana::second(pair)(m), f); });
   }
 }
 

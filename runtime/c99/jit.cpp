@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -17,8 +15,6 @@
 #include "minigrad/runtime/c99/jit_cache.hpp"
 
 namespace mg::rt::c99 {
-
-namespace fs = std::filesystem;
 
 std::vector<std::string> compiler_command() {
   std::vector<std::string> argv;
