@@ -5,9 +5,12 @@
 # (default 60) on a copy of its committed corpus. New crashes land in build-fuzz/findings/;
 # add each (minimised) to tests/fuzz/corpus/<target>/ with the fix, so the ordinary test
 # suite replays it forever. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+# SECONDS=0 means no time limit; MG_FUZZ_RUNS=N stops each target after N executions
+# (e.g. MG_FUZZ_RUNS=1000000 scripts/fuzz.sh 0 for a million per target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+runs="${MG_FUZZ_RUNS:--1}"
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(text_ir npy safetensors idx pipeline rules)
@@ -43,10 +46,10 @@ for t in "${targets[@]}"; do
   mkdir -p "$work"
   cp -n tests/fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
   log="build-fuzz/fuzz_$t.log"
-  echo "== fuzzing $t for ${seconds}s"
+  echo "== fuzzing $t for ${seconds}s (0: no limit), runs cap $runs (-1: none)"
   set +e
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    "$exe" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
+    "$exe" -max_total_time="$seconds" -runs="$runs" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="build-fuzz/findings/${t}-" "$work" > "$log" 2>&1
   rc=$?
   set -e
