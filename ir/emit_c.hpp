@@ -76,6 +76,12 @@ struct CLoopArgs {
   // the arena) of the step's scratch bytes; empty when the caller provides none (the op
   // must then still work, e.g. through a slower path).
   std::string scratch = {};
+  // Only for ops that own regions: writes region `r`'s body inline (once: the op puts it
+  // inside its own loop) reading parameters from `args` and storing results to `results`
+  // (C pointer expressions, one per body input / output). The body's buffers live in the
+  // step's scratch, after the op's own EmitC::scratch bytes. Supplied by the emitter.
+  const std::function<void(std::size_t r, std::span<const std::string> args, std::span<const std::string> results)>*
+      region = nullptr;
 };
 using CLoopFn = std::function<void(const CLoopArgs&)>;
 

@@ -55,11 +55,17 @@ struct KernelArgs {
   std::span<const CView> in_views = {};
 };
 
+// Reverse mode inside a region body (passes::vjp, which ir/ cannot call): the grad pass
+// hands it to the VJP rules of ops that own regions, as executors hand kernels a RegionRunner.
+using RegionVjp = std::function<std::vector<Value>(std::span<const Value> outputs, std::span<const Value> cotangents,
+                                                   std::span<const Value> wrt)>;
+
 struct VjpArgs {
   const Node& node;            // the forward node
   Value out;                   // its value (to reuse the forward result, e.g. exp)
   std::span<const Value> in;   // its inputs
   Value cotangent;             // d loss / d out, same type as out
+  const RegionVjp* region_vjp = nullptr;  // set by the grad pass
 };
 
 using InferFn = std::function<Type(std::span<const Type> in, const Attrs& attrs)>;

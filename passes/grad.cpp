@@ -73,6 +73,10 @@ std::vector<Value> vjp(std::span<const Value> outputs, std::span<const Value> co
 
   std::vector<Value> cot(end);
   ir::RoleScope role(g, backward_role(needed, g));
+  // Ops that own regions (scan) differentiate their bodies with this same driver.
+  const ir::RegionVjp region_vjp = [](std::span<const Value> o, std::span<const Value> c, std::span<const Value> w) {
+    return vjp(o, c, w);
+  };
   auto accumulate = [&](NodeId id, Value c) {
     if (!cot[id].valid()) {
       cot[id] = c;
@@ -100,7 +104,7 @@ std::vector<Value> vjp(std::span<const Value> outputs, std::span<const Value> co
     std::vector<Value> gs;
     {
       LocScope at(n.loc, true);  // adjoint nodes carry the forward node's user line
-      gs = n.op->vjp(ir::VjpArgs{n, g.value(id), ins, cot[id]});
+      gs = n.op->vjp(ir::VjpArgs{n, g.value(id), ins, cot[id], &region_vjp});
     }
     MG_ASSERT(gs.size() == n.inputs.size(), "VJP of '" + n.op->name + "' returned the wrong arity");
     for (std::size_t i = 0; i < gs.size(); ++i) {

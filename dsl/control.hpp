@@ -1,0 +1,67 @@
+// Loops in the DSL: scan traces a C++ callable ONCE into the body region of one `scan`
+// node (ir/ops/control.cpp), so a loop of T steps is one node whatever T is (DESIGN
+// invariant 7). The body may use any Tensor of the graph around it (weights, say): such
+// values are captured as loop-invariant operands. Nodes made inside the body carry the
+// body's own lines, so an error there names the user's line inside the lambda.
+//
+//   auto [h_T, hs] = mg::scan([&](const Tensor& h, const Tensor& x) {
+//     Tensor h2 = mg::tanh(matmul(h, W) + x);
+//     return std::pair{h2, h2};                       // (next carry, this step's y)
+//   }, h0, xs);                                        // xs: [T, ...]; hs: [T, ...]
+#pragma once
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "minigrad/dsl/tensor.hpp"
+
+namespace mg {
+
+struct ScanOptions {
+  bool reverse = false;        // run the steps from the last to the first
+  std::int64_t length = -1;    // the trip count when there are no xs (else xs' leading dim)
+};
+
+using Tensors = std::vector<Tensor>;
+// A body over several carries and xs: (carries, one step of each xs) -> (next carries, ys).
+using ScanBody = std::function<std::pair<Tensors, Tensors>(const Tensors& carry, const Tensors& x)>;
+
+namespace detail {
+std::pair<Tensors, Tensors> scan(const ScanBody& body, const Tensors& init, const Tensors& xs, const ScanOptions& opt,
+                                 Loc loc);
+}
+
+// Several carries and scanned inputs: returns (final carries, stacked ys), each y with a
+// leading axis of the trip count. Carries keep their type every step; a loop's carries and
+// ys share one dtype.
+template <class F>
+  requires std::invocable<F&, const Tensors&, const Tensors&>
+std::pair<Tensors, Tensors> scan(F&& body, const Tensors& init, const Tensors& xs, ScanOptions opt = {},
+                                 Loc loc = Loc::current()) {
+  return detail::scan(
+      [&](const Tensors& c, const Tensors& x) {
+        auto r = body(c, x);
+        return std::pair<Tensors, Tensors>(Tensors(r.first.begin(), r.first.end()),
+                                           Tensors(r.second.begin(), r.second.end()));
+      },
+      init, xs, opt, loc);
+}
+
+// One carry, one scanned input, one y: body(h, x_t) -> pair(next h, y_t); returns
+// (final h, ys stacked [T, ...]).
+template <class F>
+  requires std::invocable<F&, const Tensor&, const Tensor&>
+std::pair<Tensor, Tensor> scan(F&& body, const Tensor& init, const Tensor& xs, ScanOptions opt = {},
+                               Loc loc = Loc::current()) {
+  auto [c, ys] = detail::scan(
+      [&](const Tensors& h, const Tensors& x) {
+        auto r = body(h[0], x[0]);
+        return std::pair<Tensors, Tensors>(Tensors{Tensor(r.first)}, Tensors{Tensor(r.second)});
+      },
+      Tensors{init}, Tensors{xs}, opt, loc);
+  return {c[0], ys[0]};
+}
+
+}  // namespace mg
