@@ -70,6 +70,7 @@ void register_all_ops() {
   register_nn_ops();
   register_fused_ops();
   register_control_ops();
+  register_custom_vjp_ops();
 }
 
 }  // namespace mg::ir

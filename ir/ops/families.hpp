@@ -13,4 +13,5 @@ void register_creation_ops();  // ir/ops/creation.cpp (full, arange, eye, random
 void register_nn_ops();        // ir/ops/nn.cpp (conv2d, max/avg pooling and their adjoints)
 void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one loop)
 void register_control_ops();   // ir/ops/control.cpp (scan: loops that stay loops)
+void register_custom_vjp_ops();  // ir/ops/custom_vjp.cpp (an author-supplied backward)
 }  // namespace mg::ir
