@@ -1,6 +1,7 @@
 // Tracing loop bodies into regions; see control.hpp.
 #include "minigrad/dsl/control.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "minigrad/ir/control.hpp"
@@ -98,6 +99,85 @@ std::pair<Tensors, Tensors> detail::scan(const ScanBody& fn, const Tensors& init
   std::pair<Tensors, Tensors> out;
   for (std::size_t p = 0; p < parts.size(); ++p) (p < init.size() ? out.first : out.second).emplace_back(parts[p]);
   return out;
+}
+
+Tensors detail::while_loop(const WhileCond& cond_fn, const WhileBody& body_fn, const Tensors& init,
+                           std::int64_t max_steps, Loc loc) {
+  const SourceLoc at_loc = SourceLoc::from(loc);
+  LocScope at(at_loc);
+  std::vector<ir::Value> init_v;
+  for (const Tensor& t : init) {
+    if (!t.valid()) throw UserError("while_loop: an initial carry is an empty Tensor handle", at_loc);
+    init_v.push_back(t.value());
+  }
+  if (init_v.empty()) throw UserError("while_loop: needs at least one carry", at_loc);
+  if (max_steps < 0) throw UserError("while_loop: max_steps must be >= 0", at_loc);
+  ir::Graph& g = *ir::capture_target(init_v);
+
+  // Both regions are traced with their own captures; each then gets a parameter for every
+  // value either captured, so both take (carries, consts) in one order.
+  struct Traced {
+    std::shared_ptr<ir::Graph> graph = std::make_shared<ir::Graph>();
+    std::vector<ir::NodeId> carry;
+    std::vector<ir::Value> outer;     // captured values of g
+    std::vector<ir::NodeId> inner;    // their parameters
+  };
+  auto trace = [&](Traced& t, auto&& fn) {
+    t.graph->set_owner(t.graph);
+    Tensors c;
+    for (std::size_t i = 0; i < init.size(); ++i) {
+      c.emplace_back(t.graph->add_input("carry" + std::to_string(i), init[i].type(), at_loc));
+      t.carry.push_back(c.back().value().id);
+    }
+    ir::CaptureScope capture(*t.graph, g);
+    {
+      LocScope own_lines(SourceLoc{}, true);
+      Tensors out = fn(c);
+      for (Tensor& r : out) {
+        if (!r.valid()) throw UserError("while_loop: a region returns an empty Tensor handle", at_loc);
+        r = Tensor(ir::capture(r.value(), *t.graph));
+        t.graph->outputs.push_back(r.value().id);
+      }
+    }
+    t.outer = capture.captured();
+    t.inner = capture.captured_inputs();
+  };
+  Traced cond, body;
+  trace(cond, [&](const Tensors& c) { return Tensors{cond_fn(c)}; });
+  trace(body, body_fn);
+  const ir::Graph& cg = *cond.graph;
+  if (cg.node(cg.outputs[0]).type != Type{DType::boolean, {}})
+    throw ShapeError("while_loop: the condition returns " + to_string(cg.node(cg.outputs[0]).type) +
+                         where_made({cond.graph.get(), cg.outputs[0]}) + ", not a bool scalar (bool[])",
+                     at_loc);
+  const ir::Graph& bg = *body.graph;
+  if (bg.outputs.size() != init.size())
+    throw UserError("while_loop: the body returns " + std::to_string(bg.outputs.size()) + " carries but the loop has " +
+                        std::to_string(init.size()),
+                    at_loc);
+  for (std::size_t i = 0; i < init.size(); ++i)
+    if (bg.node(bg.outputs[i]).type != init[i].type())
+      throw ShapeError("while_loop: the body returns carry " + std::to_string(i) + " as " +
+                           to_string(bg.node(bg.outputs[i]).type) + where_made({body.graph.get(), bg.outputs[i]}) +
+                           " but it enters the loop as " + to_string(init[i].type()) +
+                           ": a carry keeps its type every step",
+                       at_loc);
+  std::vector<ir::Value> consts = cond.outer;
+  for (const ir::Value& v : body.outer)
+    if (std::find(consts.begin(), consts.end(), v) == consts.end()) consts.push_back(v);
+  auto ordered = [&](Traced& t) {
+    std::vector<ir::NodeId> order = t.carry;
+    for (std::size_t k = 0; k < consts.size(); ++k) {
+      const auto it = std::find(t.outer.begin(), t.outer.end(), consts[k]);
+      order.push_back(it != t.outer.end() ? t.inner[static_cast<std::size_t>(it - t.outer.begin())]
+                                          : t.graph->add_input("unused" + std::to_string(k), consts[k].type()).id);
+    }
+    return ir::clone_region(*t.graph, order);
+  };
+  auto c = ordered(cond);
+  auto b = ordered(body);
+  const std::vector<ir::Value> out = ir::while_loop(g, std::move(c), std::move(b), init_v, consts, max_steps);
+  return Tensors(out.begin(), out.end());
 }
 
 }  // namespace mg

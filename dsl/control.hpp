@@ -28,7 +28,12 @@ using Tensors = std::vector<Tensor>;
 // A body over several carries and xs: (carries, one step of each xs) -> (next carries, ys).
 using ScanBody = std::function<std::pair<Tensors, Tensors>(const Tensors& carry, const Tensors& x)>;
 
+// while_loop: cond(carries) -> bool scalar, body(carries) -> next carries.
+using WhileCond = std::function<Tensor(const Tensors& carry)>;
+using WhileBody = std::function<Tensors(const Tensors& carry)>;
+
 namespace detail {
+Tensors while_loop(const WhileCond& cond, const WhileBody& body, const Tensors& init, std::int64_t max_steps, Loc loc);
 std::pair<Tensors, Tensors> scan(const ScanBody& body, const Tensors& init, const Tensors& xs, const ScanOptions& opt,
                                  Loc loc);
 }
@@ -62,6 +67,28 @@ std::pair<Tensor, Tensor> scan(F&& body, const Tensor& init, const Tensor& xs, S
       },
       Tensors{init}, Tensors{xs}, opt, loc);
   return {c[0], ys[0]};
+}
+
+// Runs body while cond holds, at most max_steps times (bounded, so memory stays planned;
+// a condition still true after max_steps body runs is a run-time UserError naming this
+// line). Returns the final carries. Forward only: grad through it is an error naming this
+// line (wrap it in custom_vjp to give it a backward).
+template <class C, class F>
+  requires std::invocable<C&, const Tensors&> && std::invocable<F&, const Tensors&>
+Tensors while_loop(C&& cond, F&& body, const Tensors& init, std::int64_t max_steps, Loc loc = Loc::current()) {
+  return detail::while_loop([&](const Tensors& c) { return Tensor(cond(c)); },
+                            [&](const Tensors& c) {
+                              auto r = body(c);
+                              return Tensors(r.begin(), r.end());
+                            },
+                            init, max_steps, loc);
+}
+template <class C, class F>
+  requires std::invocable<C&, const Tensor&> && std::invocable<F&, const Tensor&>
+Tensor while_loop(C&& cond, F&& body, const Tensor& init, std::int64_t max_steps, Loc loc = Loc::current()) {
+  return detail::while_loop([&](const Tensors& c) { return Tensor(cond(c[0])); },
+                            [&](const Tensors& c) { return Tensors{Tensor(body(c[0]))}; }, Tensors{init}, max_steps,
+                            loc)[0];
 }
 
 }  // namespace mg

@@ -1,4 +1,4 @@
-// Builders for the ops that own loop bodies (ir/ops/control.cpp): `scan`. One node per
+// Builders for the ops that own loop bodies (ir/ops/control.cpp): `scan`, `while_loop`. One node per
 // loop, whatever the trip count (DESIGN invariant 7). A node has one result, so a loop's
 // results (final carries, stacked ys) are packed into one flat array of the loop's one
 // dtype; scan_parts() slices them out with ordinary ops (slice + reshape), whose VJPs
@@ -35,5 +35,11 @@ std::vector<Value> scan_parts(Value packed, const ScanLayout& layout);
 // scan_node + scan_parts: final carries, then stacked ys.
 std::vector<Value> scan(Graph& g, std::unique_ptr<Graph> body, std::span<const Value> init,
                         std::span<const Value> consts, std::span<const Value> xs, std::int64_t length, bool reverse);
+
+// A while_loop node (ir/ops/while_loop.cpp): `cond` (carries, consts) -> bool[] and
+// `body` (carries, consts) -> next carries, run while cond holds, at most `max_steps`
+// times (more is a run-time error); returns the final carries (unpacked).
+std::vector<Value> while_loop(Graph& g, std::unique_ptr<Graph> cond, std::unique_ptr<Graph> body,
+                              std::span<const Value> init, std::span<const Value> consts, std::int64_t max_steps);
 
 }  // namespace mg::ir

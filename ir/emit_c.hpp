@@ -98,6 +98,9 @@ struct EmitC {
   // has reads_views (or is an elementwise loop and the index needs no division), they read
   // the operand in place and the node's copy loop is never emitted (runtime/c99/schedule).
   std::function<std::optional<CView>(const Node&, std::span<const Type> in)> view;
+  // What the node's `fail` statement reports, when not an index out of range (the
+  // JIT's error message); a loop body's failures report the loop node.
+  std::string fail_what;
   bool reads_views = false;  // `loops` handles CLoopArgs::in_views
   // The per-operand form, for ops that read only some operands through views (a fused
   // matmul prologue): whether `loops` handles in_views[operand].

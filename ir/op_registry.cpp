@@ -71,6 +71,7 @@ void register_all_ops() {
   register_fused_ops();
   register_control_ops();
   register_custom_vjp_ops();
+  register_while_loop_ops();
 }
 
 }  // namespace mg::ir

@@ -14,4 +14,5 @@ void register_nn_ops();        // ir/ops/nn.cpp (conv2d, max/avg pooling and the
 void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one loop)
 void register_control_ops();   // ir/ops/control.cpp (scan: loops that stay loops)
 void register_custom_vjp_ops();  // ir/ops/custom_vjp.cpp (an author-supplied backward)
+void register_while_loop_ops();  // ir/ops/while_loop.cpp (bounded data-dependent loops)
 }  // namespace mg::ir
