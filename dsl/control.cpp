@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "minigrad/ir/control.hpp"
+#include "minigrad/ir/ops.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/region.hpp"
 
@@ -19,7 +20,7 @@ std::string where_made(const ir::Value& v) {
 }  // namespace
 
 std::pair<Tensors, Tensors> detail::scan(const ScanBody& fn, const Tensors& init, const Tensors& xs,
-                                         const ScanOptions& opt, Loc loc) {
+                                         const ScanOptions& opt, Loc loc, ir::Graph* hint) {
   const SourceLoc at_loc = SourceLoc::from(loc);
   LocScope at(at_loc);
   std::vector<ir::Value> all;
@@ -31,8 +32,8 @@ std::pair<Tensors, Tensors> detail::scan(const ScanBody& fn, const Tensors& init
     if (!t.valid()) throw UserError("scan: a scanned input is an empty Tensor handle", at_loc);
     all.push_back(t.value());
   }
-  if (all.empty()) throw UserError("scan: needs an initial carry or a scanned input (a graph to build in)", at_loc);
-  ir::Graph& g = *ir::capture_target(all);
+  if (all.empty() && !hint) throw UserError("scan: needs an initial carry or a scanned input (a graph to build in)", at_loc);
+  ir::Graph& g = all.empty() ? *hint : *ir::capture_target(all);
   std::int64_t T = opt.length;
   for (const Tensor& x : xs) {
     if (x.rank() == 0) throw ShapeError("scan: a scanned input is " + to_string(x.type()) + ", it needs a leading axis", at_loc);
@@ -43,6 +44,10 @@ std::pair<Tensors, Tensors> detail::scan(const ScanBody& fn, const Tensors& init
     T = x.shape()[0];
   }
   if (T < 0) throw UserError("scan: without scanned inputs, give the trip count (ScanOptions::length)", at_loc);
+  if (opt.checkpoint_every < 0 || (opt.checkpoint_every > 0 && T % opt.checkpoint_every != 0))
+    throw UserError("scan: checkpoint_every (" + std::to_string(opt.checkpoint_every) +
+                        ") must divide the trip count " + std::to_string(T),
+                    at_loc);
 
   // The body, traced once. It is owned by a shared_ptr while traced, so graph_of() works
   // on its tensors; then copied into the node with parameters in the op's order.
@@ -95,9 +100,25 @@ std::pair<Tensors, Tensors> detail::scan(const ScanBody& fn, const Tensors& init
   for (const Tensor& t : init) init_v.push_back(t.value());
   for (const Tensor& t : xs) xs_v.push_back(t.value());
   const std::vector<ir::Value> parts =
-      ir::scan(g, ir::clone_region(*body, order), init_v, captured, xs_v, T, opt.reverse);
+      ir::scan(g, ir::clone_region(*body, order), init_v, captured, xs_v, T, opt.reverse, opt.checkpoint_every);
   std::pair<Tensors, Tensors> out;
   for (std::size_t p = 0; p < parts.size(); ++p) (p < init.size() ? out.first : out.second).emplace_back(parts[p]);
+  return out;
+}
+
+Tensors detail::checkpoint(const std::function<Tensors(const Tensors&)>& fn, const Tensors& xs, Loc loc) {
+  if (xs.empty()) throw UserError("checkpoint: needs at least one input", SourceLoc::from(loc));
+  // One step; the inputs ride as carries (unchanged), so fn is traced on body values and
+  // all its nodes live in the region (values of the graph fn uses besides are captured).
+  auto [carry, ys] = scan([&](const Tensors& c, const Tensors&) { return std::pair{c, fn(c)}; }, xs, Tensors{},
+                          ScanOptions{.length = 1}, loc);
+  LocScope at(SourceLoc::from(loc));
+  Tensors out;
+  for (const Tensor& y : ys) {
+    Shape s = y.shape();
+    s.erase(s.begin());
+    out.emplace_back(ir::reshape(y.value(), s));
+  }
   return out;
 }
 

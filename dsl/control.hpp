@@ -22,6 +22,10 @@ namespace mg {
 struct ScanOptions {
   bool reverse = false;        // run the steps from the last to the first
   std::int64_t length = -1;    // the trip count when there are no xs (else xs' leading dim)
+  // Rematerialisation: > 0 (dividing the trip count), the gradient saves every k-th carry
+  // and recomputes the others segment by segment: about T/k + k carries alive, not T
+  // (k near sqrt(T): O(sqrt T) memory for one more forward pass).
+  std::int64_t checkpoint_every = 0;
 };
 
 using Tensors = std::vector<Tensor>;
@@ -34,8 +38,10 @@ using WhileBody = std::function<Tensors(const Tensors& carry)>;
 
 namespace detail {
 Tensors while_loop(const WhileCond& cond, const WhileBody& body, const Tensors& init, std::int64_t max_steps, Loc loc);
+// `graph`: where to build when neither init nor xs names one (checkpoint).
 std::pair<Tensors, Tensors> scan(const ScanBody& body, const Tensors& init, const Tensors& xs, const ScanOptions& opt,
-                                 Loc loc);
+                                 Loc loc, ir::Graph* graph = nullptr);
+Tensors checkpoint(const std::function<Tensors(const Tensors&)>& fn, const Tensors& xs, Loc loc);
 }
 
 // Several carries and scanned inputs: returns (final carries, stacked ys), each y with a
@@ -67,6 +73,24 @@ std::pair<Tensor, Tensor> scan(F&& body, const Tensor& init, const Tensor& xs, S
       },
       Tensors{init}, Tensors{xs}, opt, loc);
   return {c[0], ys[0]};
+}
+
+// Rematerialisation of any subgraph (jax.checkpoint): y = fn(xs), whose intermediates are
+// not kept for the backward pass but recomputed there from xs (and the graph's values fn
+// uses). Built as a one-step scan (xs its carries), so fn is one region the optimiser
+// cannot merge with the forward copy. xs and fn's results share one dtype.
+template <class F>
+  requires std::invocable<F&, const Tensors&>
+Tensors checkpoint(F&& fn, const Tensors& xs, Loc loc = Loc::current()) {
+  return detail::checkpoint([&](const Tensors& x) {
+    auto r = fn(x);
+    return Tensors(r.begin(), r.end());
+  }, xs, loc);
+}
+template <class F>
+  requires std::invocable<F&, const Tensor&>
+Tensor checkpoint(F&& fn, const Tensor& x, Loc loc = Loc::current()) {
+  return detail::checkpoint([&](const Tensors& x) { return Tensors{Tensor(fn(x[0]))}; }, Tensors{x}, loc)[0];
 }
 
 // Runs body while cond holds, at most max_steps times (bounded, so memory stays planned;

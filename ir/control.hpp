@@ -27,14 +27,17 @@ ScanLayout scan_layout(const Node& scan);  // a scan node with its region
 
 // A scan node owning `body` (parameters: carries, consts, one step of each xs; results:
 // the next carries, then one step of each y). `length`: the trip count (the leading dim of
-// every xs). Checks the body against the operands (a ShapeError at the ambient line).
+// every xs). `checkpoint_every` = k > 0 (dividing length): its gradient saves every k-th
+// carry and recomputes the rest. Checks the body against the operands (a ShapeError at
+// the ambient line).
 Value scan_node(Graph& g, std::unique_ptr<Graph> body, std::span<const Value> init, std::span<const Value> consts,
-                std::span<const Value> xs, std::int64_t length, bool reverse);
+                std::span<const Value> xs, std::int64_t length, bool reverse, std::int64_t checkpoint_every = 0);
 // The parts of a packed scan result (or of a value of its type, e.g. its cotangent).
 std::vector<Value> scan_parts(Value packed, const ScanLayout& layout);
 // scan_node + scan_parts: final carries, then stacked ys.
 std::vector<Value> scan(Graph& g, std::unique_ptr<Graph> body, std::span<const Value> init,
-                        std::span<const Value> consts, std::span<const Value> xs, std::int64_t length, bool reverse);
+                        std::span<const Value> consts, std::span<const Value> xs, std::int64_t length, bool reverse,
+                        std::int64_t checkpoint_every = 0);
 
 // A while_loop node (ir/ops/while_loop.cpp): `cond` (carries, consts) -> bool[] and
 // `body` (carries, consts) -> next carries, run while cond holds, at most `max_steps`

@@ -66,6 +66,9 @@ struct VjpArgs {
   std::span<const Value> in;   // its inputs
   Value cotangent;             // d loss / d out, same type as out
   const RegionVjp* region_vjp = nullptr;  // set by the grad pass
+  // Per input: whether the pass needs its gradient (empty: all). Rules may skip the rest
+  // (a loop's backward then carries no unneeded accumulators or stacked gradients).
+  std::span<const bool> wants = {};
 };
 
 using InferFn = std::function<Type(std::span<const Type> in, const Attrs& attrs)>;

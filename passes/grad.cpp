@@ -1,6 +1,8 @@
 // The reverse-mode driver; the derivative knowledge lives in the registry's VJP rules.
 #include "minigrad/passes/grad.hpp"
 
+#include <memory>
+
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/ops.hpp"
@@ -104,7 +106,9 @@ std::vector<Value> vjp(std::span<const Value> outputs, std::span<const Value> co
     std::vector<Value> gs;
     {
       LocScope at(n.loc, true);  // adjoint nodes carry the forward node's user line
-      gs = n.op->vjp(ir::VjpArgs{n, g.value(id), ins, cot[id], &region_vjp});
+      std::unique_ptr<bool[]> wants(new bool[n.inputs.size()]);
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) wants[i] = depends[n.inputs[i]];
+      gs = n.op->vjp(ir::VjpArgs{n, g.value(id), ins, cot[id], &region_vjp, {wants.get(), n.inputs.size()}});
     }
     MG_ASSERT(gs.size() == n.inputs.size(), "VJP of '" + n.op->name + "' returned the wrong arity");
     for (std::size_t i = 0; i < gs.size(); ++i) {

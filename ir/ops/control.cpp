@@ -1,9 +1,11 @@
 // The `scan` op: a loop that stays a loop (DESIGN invariant 7). One node owns its body
 // region; executors run (interpreter) or emit (C99) the body once per step, never
-// unrolled. Operands: carries, consts (loop-invariant), xs (one leading-axis slice per
-// step). The result packs the final carries and the stacked ys (ir/control.hpp). Its VJP
-// is a reverse scan over the carries a forward scan saved, written with the builder, so
-// grad of grad works. Knows no op by name; no xtensor here.
+// unrolled. Operands: carries, consts (loop-invariant), xs (step s reads the s-th of
+// `length` equal flat chunks, in the body parameter's shape: a leading-axis slice, or a
+// segment of steps for checkpointing). The result packs the final carries and the
+// stacked ys (ir/control.hpp). Its VJP is a reverse scan over the carries a forward scan
+// saved, written with the builder, so grad of grad works. No op known by name; no xtensor.
+#include <algorithm>
 #include <cstring>
 
 #include "minigrad/ir/control.hpp"
@@ -36,6 +38,9 @@ Type scan_infer(std::span<const Type> in, const Attrs& attrs) {
   const DType dt = attrs.dtype("dtype");
   require(T >= 0, "length must be >= 0");
   require(attrs.i64("ys_numel") >= 0, "ys_numel must be >= 0");
+  const std::int64_t every = attrs.i64("checkpoint_every");
+  require(every >= 0 && (every == 0 || T % every == 0),
+          "checkpoint_every (" + std::to_string(every) + ") must be 0 or divide the trip count " + std::to_string(T));
   std::int64_t total = 0;
   for (std::int64_t i = 0; i < n.carry; ++i) {
     require(in[i].dtype == dt, "carry " + std::to_string(i) + " is " + to_string(in[i]) +
@@ -43,9 +48,10 @@ Type scan_infer(std::span<const Type> in, const Attrs& attrs) {
     total += in[i].numel();
   }
   for (std::int64_t j = n.carry + n.konst; j < static_cast<std::int64_t>(in.size()); ++j)
-    require(in[j].rank() >= 1 && in[j].shape[0] == T,
-            "xs " + std::to_string(j - n.carry - n.konst) + " is " + to_string(in[j]) +
-                ": scanned inputs need a leading axis of the trip count " + std::to_string(T));
+    require(T > 0 ? in[j].numel() % T == 0 : in[j].rank() >= 1 && in[j].shape[0] == 0,
+            "xs " + std::to_string(j - n.carry - n.konst) + " is " + to_string(in[j]) + ": a scanned input splits into " +
+                std::to_string(T) + " equal steps (a leading axis of the trip count, or any shape of a multiple of " +
+                "its elements)");
   total += T * attrs.i64("ys_numel");
   return Type{dt, {total}};
 }
@@ -58,10 +64,18 @@ void scan_check_regions(const Node& n, std::span<const Type> in) {
   require(body.inputs().size() == in.size(), "the body takes " + std::to_string(body.inputs().size()) +
                                                  " parameters but the node has " + std::to_string(in.size()) +
                                                  " inputs (carries, consts, xs)");
+  const std::int64_t T = n.attrs.i64("length");
   for (std::size_t i = 0; i < in.size(); ++i) {
     const bool x = static_cast<std::int64_t>(i) >= c.carry + c.konst;
-    const Type want = x ? drop_leading(in[i]) : in[i];
     const Type& got = body.node(body.inputs()[i]).type;
+    if (x && T > 0) {  // one of T equal flat chunks, in the parameter's shape
+      require(got.dtype == in[i].dtype && got.numel() * T == in[i].numel(),
+              "body parameter " + std::to_string(i) + " is " + to_string(got) + " but one of the " + std::to_string(T) +
+                  " steps of the scanned input " + to_string(in[i]) + " has " + std::to_string(in[i].numel() / T) +
+                  " elements");
+      continue;
+    }
+    const Type want = x ? drop_leading(in[i]) : in[i];
     require(got == want, "body parameter " + std::to_string(i) + " is " + to_string(got) + " but should be " +
                              to_string(want) + (x ? " (one step of the scanned input)" : ""));
   }
@@ -100,7 +114,8 @@ void scan_kernel(const KernelArgs& k) {
   std::vector<Array> args(k.in.size());
   for (std::size_t i = 0; i < C + K; ++i) args[i] = *k.in[i];
   std::vector<Type> slice(k.in.size());
-  for (std::size_t i = C + K; i < k.in.size(); ++i) slice[i] = drop_leading(k.in[i]->type());
+  const Graph& body = *k.node.regions[0];
+  for (std::size_t i = C + K; i < k.in.size(); ++i) slice[i] = body.node(body.inputs()[i]).type;
   for (std::int64_t t = 0; t < L.length; ++t) {
     const std::int64_t s = L.reverse ? L.length - 1 - t : t;
     for (std::size_t i = C + K; i < k.in.size(); ++i) args[i] = k.in[i]->view(s * slice[i].numel(), slice[i]);
@@ -150,7 +165,7 @@ void scan_c(const CLoopArgs& a) {
   for (std::size_t i = 0; i < C; ++i) args.push_back(cur[i]);
   for (std::size_t i = C; i < C + K; ++i) args.push_back(a.in[i]);
   for (std::size_t i = C + K; i < a.in.size(); ++i)
-    args.push_back("(" + a.in[i] + " + " + s + " * " + c_int(drop_leading(a.in_types[i]).numel()) + ")");
+    args.push_back("(" + a.in[i] + " + " + s + " * " + c_int(a.in_types[i].numel() / std::max<std::int64_t>(L.length, 1)) + ")");
   for (std::size_t i = 0; i < C; ++i) results.push_back(nxt[i]);
   for (std::size_t p = C; p < L.parts.size(); ++p)
     results.push_back("(" + a.out + " + " + c_int(L.offset[p]) + " + " + s + " * " + c_int(L.step[p].numel()) + ")");
@@ -170,9 +185,62 @@ void scan_c(const CLoopArgs& a) {
   }
 }
 
+// A copy of `body` returning its next carries, then (save) the carries it was given.
+std::unique_ptr<Graph> carries_body(const Graph& body, std::size_t C, bool save) {
+  auto b = clone_region(body);
+  b->outputs.resize(C);
+  if (save)
+    for (std::size_t i = 0; i < C; ++i) b->outputs.push_back(b->inputs()[i]);
+  return b;
+}
+
+Type with_leading(Type t, std::initializer_list<std::int64_t> dims) {
+  t.shape.insert(t.shape.begin(), dims);
+  return t;
+}
+
+// What the backward of one scan needs to know, and builds.
+struct ScanGrad {
+  const Graph& body;
+  std::size_t C, K, X;
+  std::vector<std::size_t> acc_of, dx_of;  // consts and xs that get a gradient
+  std::vector<Type> carry, konst, xstep, ystep;
+
+  // The reverse body: (dcarry..., dconst acc..., consts..., carry_t..., x_t..., dy_t...)
+  // -> (dcarry_{t-1}..., acc + dconst_t..., dx_t...), the forward body's VJP by the grad
+  // pass inside the region.
+  std::unique_ptr<Graph> reverse_body(const RegionVjp& region_vjp) const {
+    auto bb = std::make_unique<Graph>();
+    std::vector<Value> dc, acc, k, s, x, dy;
+    for (std::size_t i = 0; i < C; ++i) dc.push_back(bb->add_input("dcarry" + std::to_string(i), carry[i]));
+    for (std::size_t j : acc_of) acc.push_back(bb->add_input("dconst" + std::to_string(j), konst[j]));
+    for (std::size_t j = 0; j < K; ++j) k.push_back(bb->add_input("const" + std::to_string(j), konst[j]));
+    for (std::size_t i = 0; i < C; ++i) s.push_back(bb->add_input("carry" + std::to_string(i), carry[i]));
+    for (std::size_t j = 0; j < X; ++j) x.push_back(bb->add_input("x" + std::to_string(j), xstep[j]));
+    for (std::size_t p = 0; p < ystep.size(); ++p) dy.push_back(bb->add_input("dy" + std::to_string(p), ystep[p]));
+    std::vector<Value> args = s;
+    args.insert(args.end(), k.begin(), k.end());
+    args.insert(args.end(), x.begin(), x.end());
+    const std::vector<Value> outs = inline_region(body, *bb, args);
+    std::vector<Value> cots = dc;
+    cots.insert(cots.end(), dy.begin(), dy.end());
+    std::vector<Value> wrt = s;
+    for (std::size_t j : acc_of) wrt.push_back(k[j]);
+    for (std::size_t j : dx_of) wrt.push_back(x[j]);
+    const std::vector<Value> d = region_vjp(outs, cots, wrt);
+    for (std::size_t i = 0; i < C; ++i) bb->outputs.push_back(d[i].id);
+    for (std::size_t q = 0; q < acc_of.size(); ++q) bb->outputs.push_back(add(acc[q], d[C + q]).id);
+    for (std::size_t q = 0; q < dx_of.size(); ++q) bb->outputs.push_back(d[C + acc_of.size() + q].id);
+    return bb;
+  }
+};
+
 // d/d(inputs) of a scan: a forward scan that also saves the carry entering each step, then
 // a scan the other way whose body is the forward body's VJP (by the grad pass, inside the
 // region): carries (d carry, d consts accumulated), xs (saved carries, xs, d ys), ys d xs.
+// With checkpoint_every = k: the forward saves only each segment's first carry; the
+// backward runs over segments, each recomputing its k carries (an inner forward scan)
+// before its inner reverse scan, so about T/k + k carries are alive instead of T.
 std::vector<Value> scan_vjp(const VjpArgs& a) {
   MG_ASSERT(a.region_vjp, "scan: the grad pass gave no region VJP");
   const Node& n = a.node;
@@ -180,71 +248,97 @@ std::vector<Value> scan_vjp(const VjpArgs& a) {
   Graph& g = *a.out.graph;
   const Graph& body = *n.regions[0];
   const std::size_t C = static_cast<std::size_t>(L.num_carry), K = static_cast<std::size_t>(L.num_const);
-  const std::size_t N = a.in.size();
-  auto differentiable = [&](std::size_t i) { return a.in[i].dtype() == L.dtype; };
+  const std::size_t N = a.in.size(), X = N - C - K;
+  const std::int64_t T = L.length, every = n.attrs.i64("checkpoint_every");
+  auto wanted = [&](std::size_t i) { return a.wants.empty() || a.wants[i]; };
   for (std::size_t i = 0; i < N; ++i)
-    if (!differentiable(i) && is_float(a.in[i].dtype()))
+    if (wanted(i) && a.in[i].dtype() != L.dtype && is_float(a.in[i].dtype()))
       throw GradError("scan: cannot differentiate with respect to input " + std::to_string(i) + " (" +
                           to_string(a.in[i].type()) + ") of a loop whose results are " + std::string(name_of(L.dtype)) +
                           "; cast it to " + std::string(name_of(L.dtype)) + " before the loop",
                       n.loc);
+  ScanGrad sg{body, C, K, X, {}, {}, {}, {}, {}, {}};
+  for (std::size_t j = 0; j < K; ++j)
+    if (wanted(C + j) && a.in[C + j].dtype() == L.dtype) sg.acc_of.push_back(j);
+  for (std::size_t j = 0; j < X; ++j)
+    if (wanted(C + K + j) && a.in[C + K + j].dtype() == L.dtype) sg.dx_of.push_back(j);
+  for (std::size_t i = 0; i < C; ++i) sg.carry.push_back(L.parts[i]);
+  for (std::size_t j = 0; j < K; ++j) sg.konst.push_back(a.in[C + j].type());
+  for (std::size_t j = 0; j < X; ++j) sg.xstep.push_back(body.node(body.inputs()[C + K + j]).type);
+  for (std::size_t p = C; p < L.parts.size(); ++p) sg.ystep.push_back(L.step[p]);
 
-  // 1. The forward loop again, its body also returning the carry it was given.
-  auto saving = clone_region(body);
-  for (std::size_t i = 0; i < C; ++i) saving->outputs.push_back(saving->inputs()[i]);
   const std::vector<Value> init(a.in.begin(), a.in.begin() + static_cast<std::ptrdiff_t>(C));
   const std::vector<Value> consts(a.in.begin() + static_cast<std::ptrdiff_t>(C),
                                   a.in.begin() + static_cast<std::ptrdiff_t>(C + K));
   const std::vector<Value> xs(a.in.begin() + static_cast<std::ptrdiff_t>(C + K), a.in.end());
-  const std::vector<Value> fwd = scan(g, std::move(saving), init, consts, xs, L.length, L.reverse);
-  const std::vector<Value> saved(fwd.end() - static_cast<std::ptrdiff_t>(C), fwd.end());
   const std::vector<Value> ct = scan_parts(a.cotangent, L);
-
-  // 2. The backward body.
-  auto bb = std::make_unique<Graph>();
-  std::vector<Value> dc, acc, k, s, x, dy;
-  for (std::size_t i = 0; i < C; ++i) dc.push_back(bb->add_input("dcarry" + std::to_string(i), L.parts[i]));
-  std::vector<std::size_t> acc_of;  // which consts accumulate a gradient
-  for (std::size_t j = 0; j < K; ++j)
-    if (differentiable(C + j)) {
-      acc.push_back(bb->add_input("dconst" + std::to_string(j), consts[j].type()));
-      acc_of.push_back(j);
-    }
-  for (std::size_t j = 0; j < K; ++j) k.push_back(bb->add_input("const" + std::to_string(j), consts[j].type()));
-  for (std::size_t i = 0; i < C; ++i) s.push_back(bb->add_input("carry" + std::to_string(i), L.parts[i]));
-  for (std::size_t j = 0; j < xs.size(); ++j) x.push_back(bb->add_input("x" + std::to_string(j), drop_leading(xs[j].type())));
-  for (std::size_t p = C; p < L.parts.size(); ++p) dy.push_back(bb->add_input("dy" + std::to_string(p - C), L.step[p]));
-  std::vector<Value> args = s;
-  args.insert(args.end(), k.begin(), k.end());
-  args.insert(args.end(), x.begin(), x.end());
-  const std::vector<Value> outs = inline_region(body, *bb, args);
-  std::vector<Value> cots = dc;
-  cots.insert(cots.end(), dy.begin(), dy.end());
-  std::vector<Value> wrt = s;
-  for (std::size_t j : acc_of) wrt.push_back(k[j]);
-  std::vector<std::size_t> dx_of;  // which xs get a gradient
-  for (std::size_t j = 0; j < xs.size(); ++j)
-    if (differentiable(C + K + j)) {
-      wrt.push_back(x[j]);
-      dx_of.push_back(j);
-    }
-  const std::vector<Value> d = (*a.region_vjp)(outs, cots, wrt);
-  for (std::size_t i = 0; i < C; ++i) bb->outputs.push_back(d[i].id);
-  for (std::size_t q = 0; q < acc_of.size(); ++q) bb->outputs.push_back(add(acc[q], d[C + q]).id);
-  for (std::size_t q = 0; q < dx_of.size(); ++q) bb->outputs.push_back(d[C + acc_of.size() + q].id);
-
-  // 3. The backward loop, the other way round.
   std::vector<Value> binit(ct.begin(), ct.begin() + static_cast<std::ptrdiff_t>(C));
-  for (std::size_t j : acc_of) binit.push_back(zeros_like(consts[j]));
-  std::vector<Value> bxs = saved;
-  bxs.insert(bxs.end(), xs.begin(), xs.end());
-  bxs.insert(bxs.end(), ct.begin() + static_cast<std::ptrdiff_t>(C), ct.end());
-  const std::vector<Value> b = scan(g, std::move(bb), binit, consts, bxs, L.length, !L.reverse);
+  for (std::size_t j : sg.acc_of) binit.push_back(zeros_like(consts[j]));
+  std::vector<Value> b;  // the backward loop's parts: d init, d consts, d xs
+
+  if (every <= 0 || every >= T) {
+    // The forward loop again, saving the carry each step is given; then the reverse loop.
+    auto saving = carries_body(body, C, true);
+    const std::vector<Value> fwd = scan(g, std::move(saving), init, consts, xs, T, L.reverse);
+    std::vector<Value> bxs(fwd.begin() + static_cast<std::ptrdiff_t>(C), fwd.end());
+    bxs.insert(bxs.end(), xs.begin(), xs.end());
+    bxs.insert(bxs.end(), ct.begin() + static_cast<std::ptrdiff_t>(C), ct.end());
+    b = scan(g, sg.reverse_body(*a.region_vjp), binit, consts, bxs, T, !L.reverse);
+  } else {
+    const std::int64_t S = T / every;  // the op's type rule checks that every divides T
+    // A segment of k steps is one step of the outer loops: xs and dys split into S flat
+    // chunks, read as [k, ...] (no copy).
+    const std::vector<Value>& xseg = xs;
+    // Forward over segments, saving each segment's first carry: (c, consts, xseg) ->
+    // (inner scan's final c, c).
+    auto fbody = std::make_unique<Graph>();
+    {
+      std::vector<Value> c, k, x;
+      for (std::size_t i = 0; i < C; ++i) c.push_back(fbody->add_input("carry" + std::to_string(i), sg.carry[i]));
+      for (std::size_t j = 0; j < K; ++j) k.push_back(fbody->add_input("const" + std::to_string(j), sg.konst[j]));
+      for (std::size_t j = 0; j < X; ++j)
+        x.push_back(fbody->add_input("x" + std::to_string(j), with_leading(sg.xstep[j], {every})));
+      const std::vector<Value> r = scan(*fbody, carries_body(body, C, false), c, k, x, every, L.reverse);
+      for (std::size_t i = 0; i < C; ++i) fbody->outputs.push_back(r[i].id);
+      for (std::size_t i = 0; i < C; ++i) fbody->outputs.push_back(c[i].id);
+    }
+    const std::vector<Value> fwd = scan(g, std::move(fbody), init, consts, xseg, S, L.reverse);
+    // Backward over segments: (dc, acc, consts, c_seg, xseg, dyseg) -> recompute the
+    // segment's carries, then its reverse scan -> (dc, acc, dxseg).
+    auto bbody = std::make_unique<Graph>();
+    {
+      std::vector<Value> dc, acc, k, c, x, dy;
+      for (std::size_t i = 0; i < C; ++i) dc.push_back(bbody->add_input("dcarry" + std::to_string(i), sg.carry[i]));
+      for (std::size_t j : sg.acc_of) acc.push_back(bbody->add_input("dconst" + std::to_string(j), sg.konst[j]));
+      for (std::size_t j = 0; j < K; ++j) k.push_back(bbody->add_input("const" + std::to_string(j), sg.konst[j]));
+      for (std::size_t i = 0; i < C; ++i) c.push_back(bbody->add_input("carry" + std::to_string(i), sg.carry[i]));
+      for (std::size_t j = 0; j < X; ++j)
+        x.push_back(bbody->add_input("x" + std::to_string(j), with_leading(sg.xstep[j], {every})));
+      for (std::size_t p = 0; p < sg.ystep.size(); ++p)
+        dy.push_back(bbody->add_input("dy" + std::to_string(p), with_leading(sg.ystep[p], {every})));
+      const std::vector<Value> re = scan(*bbody, carries_body(body, C, true), c, k, x, every, L.reverse);
+      std::vector<Value> iinit = dc;
+      iinit.insert(iinit.end(), acc.begin(), acc.end());
+      std::vector<Value> ixs(re.begin() + static_cast<std::ptrdiff_t>(C), re.end());
+      ixs.insert(ixs.end(), x.begin(), x.end());
+      ixs.insert(ixs.end(), dy.begin(), dy.end());
+      const std::vector<Value> r = scan(*bbody, sg.reverse_body(*a.region_vjp), iinit, k, ixs, every, !L.reverse);
+      for (const Value& v : r) bbody->outputs.push_back(v.id);
+    }
+    std::vector<Value> bxs(fwd.begin() + static_cast<std::ptrdiff_t>(C), fwd.end());
+    bxs.insert(bxs.end(), xseg.begin(), xseg.end());
+    bxs.insert(bxs.end(), ct.begin() + static_cast<std::ptrdiff_t>(C), ct.end());
+    b = scan(g, std::move(bbody), binit, consts, bxs, S, !L.reverse);
+  }
+  for (std::size_t q = 0; q < sg.dx_of.size(); ++q) {  // stacked steps -> the xs' shape
+    Value& v = b[C + sg.acc_of.size() + q];
+    v = reshape(v, xs[sg.dx_of[q]].shape());
+  }
 
   std::vector<Value> grads(N);
   for (std::size_t i = 0; i < C; ++i) grads[i] = b[i];
-  for (std::size_t q = 0; q < acc_of.size(); ++q) grads[C + acc_of[q]] = b[C + q];
-  for (std::size_t q = 0; q < dx_of.size(); ++q) grads[C + K + dx_of[q]] = b[C + acc_of.size() + q];
+  for (std::size_t q = 0; q < sg.acc_of.size(); ++q) grads[C + sg.acc_of[q]] = b[C + q];
+  for (std::size_t q = 0; q < sg.dx_of.size(); ++q) grads[C + K + sg.dx_of[q]] = b[C + sg.acc_of.size() + q];
   return grads;
 }
 
@@ -286,7 +380,7 @@ ScanLayout scan_layout(const Node& n) {
 }
 
 Value scan_node(Graph& g, std::unique_ptr<Graph> body, std::span<const Value> init, std::span<const Value> consts,
-                std::span<const Value> xs, std::int64_t length, bool reverse) {
+                std::span<const Value> xs, std::int64_t length, bool reverse, std::int64_t checkpoint_every) {
   std::vector<Value> in(init.begin(), init.end());
   in.insert(in.end(), consts.begin(), consts.end());
   in.insert(in.end(), xs.begin(), xs.end());
@@ -305,7 +399,8 @@ Value scan_node(Graph& g, std::unique_ptr<Graph> body, std::span<const Value> in
                      {"length", length},
                      {"reverse", reverse},
                      {"dtype", dt},
-                     {"ys_numel", ys}});
+                     {"ys_numel", ys},
+                     {"checkpoint_every", checkpoint_every}});
   g.mutable_node(v.id).regions.push_back(std::move(body));
   std::vector<Type> types;
   for (const Value& x : in) types.push_back(x.type());
@@ -327,24 +422,28 @@ std::vector<Value> scan_parts(Value packed, const ScanLayout& L) {
 }
 
 std::vector<Value> scan(Graph& g, std::unique_ptr<Graph> body, std::span<const Value> init,
-                        std::span<const Value> consts, std::span<const Value> xs, std::int64_t length, bool reverse) {
-  const Value v = scan_node(g, std::move(body), init, consts, xs, length, reverse);
+                        std::span<const Value> consts, std::span<const Value> xs, std::int64_t length, bool reverse,
+                        std::int64_t checkpoint_every) {
+  const Value v = scan_node(g, std::move(body), init, consts, xs, length, reverse, checkpoint_every);
   return scan_parts(v, scan_layout(v.node()));
 }
 
 void register_control_ops() {
   OpDef& d = define_op("scan");
   d.doc =
-      "a loop: its region (carries, consts, one leading-axis step of each xs) -> (next carries, one step of each "
+      "a loop: its region (carries, consts, step s of each xs: its s-th of `length` equal flat chunks, in the "
+      "parameter's shape, e.g. x[s]) -> (next carries, one step of each "
       "y) runs `length` times (backwards when `reverse`); the result packs the final carries, then the stacked ys, "
-      "flat, in one dtype (ir/control.hpp); carries keep their type; gradient: a reverse scan over saved carries";
+      "flat, in one dtype (ir/control.hpp); carries keep their type; gradient: a reverse scan over saved carries (checkpoint_every = k > 0, dividing "
+      "length: only every k-th carry saved, the others recomputed)";
   d.arity = -1;
   d.attrs = {{"num_carry", AttrKind::i64, std::nullopt},
              {"num_const", AttrKind::i64, AttrValue{std::int64_t{0}}},
              {"length", AttrKind::i64, std::nullopt},
              {"reverse", AttrKind::boolean, AttrValue{false}},
              {"dtype", AttrKind::dtype, std::nullopt},
-             {"ys_numel", AttrKind::i64, std::nullopt}};
+             {"ys_numel", AttrKind::i64, std::nullopt},
+             {"checkpoint_every", AttrKind::i64, AttrValue{std::int64_t{0}}}};
   d.infer = scan_infer;
   d.check_regions = scan_check_regions;
   d.kernel = scan_kernel;
@@ -355,8 +454,11 @@ void register_control_ops() {
                    {"dtype", f64},                 {"ys_numel", std::int64_t{3}}};
   Attrs rev = base;
   rev.set("reverse", true);
+  Attrs remat = rev;
+  remat.set("checkpoint_every", std::int64_t{2});
   d.test.cases = {{{Type{f64, {3}}, Type{f64, {3}}, Type{f64, {4, 3}}}, base},
-                  {{Type{f64, {3}}, Type{f64, {3}}, Type{f64, {4, 3}}}, rev}};
+                  {{Type{f64, {3}}, Type{f64, {3}}, Type{f64, {4, 3}}}, rev},
+                  {{Type{f64, {3}}, Type{f64, {3}}, Type{f64, {4, 3}}}, remat}};
   d.test.attach_regions = attach_test_region;
 }
 
