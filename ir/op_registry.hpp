@@ -124,6 +124,16 @@ struct OpDef {
   // Ops that own regions: checks the node's regions against its inputs, attrs and type
   // (throws TypeRuleError); the verifier calls it. Empty for ops without regions.
   std::function<void(const Node& node, std::span<const Type> in)> check_regions;
+  // The kernel runs its regions through KernelArgs::run_region (loops; not fused, whose
+  // kernel evaluates its body itself): memory plans count the regions' own buffers.
+  bool runs_regions = false;
+  // Loops (ops whose regions run many times per run of the node): per operand, whether it
+  // is loop-invariant and reaches every region as the parameter of the same index; and,
+  // for `count` more such operands, the operand index they go to (the same parameter
+  // index in every region) and the node's attrs then. passes/hoist moves body nodes that
+  // depend only on them out of the loop. Empty: not a loop.
+  std::function<std::vector<bool>(const Node& node)> invariant_operands;
+  std::function<std::pair<std::size_t, Attrs>(const Node& node, std::size_t count)> add_invariants;
   // Z3 semantics of an elementwise op (ir/smt.hpp), used to prove rewrite rules; empty for
   // tensor-level ops (rules over them are checked structurally).
   SmtFn smt;

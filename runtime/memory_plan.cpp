@@ -1,6 +1,8 @@
 // Liveness-based slot assignment; see memory_plan.hpp.
 #include "minigrad/runtime/memory_plan.hpp"
 
+#include "minigrad/ir/op_registry.hpp"
+
 #include <algorithm>
 
 namespace mg::rt {
@@ -59,7 +61,7 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& output
       p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
       if (last_use[id] == kNever) p.release_after[s].push_back(id);  // computed, never read
     }
-    if (!n.regions.empty()) p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes + region_bytes(n));
+    if (n.op->runs_regions) p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes + region_bytes(n));
     // Inputs whose last reader is this step die now (the result was placed first, so a
     // kernel never writes into a buffer it reads).
     for (ir::NodeId read : n.inputs) {

@@ -447,7 +447,20 @@ void register_control_ops() {
   d.infer = scan_infer;
   d.check_regions = scan_check_regions;
   d.kernel = scan_kernel;
+  d.runs_regions = true;
   d.vjp = scan_vjp;
+  d.invariant_operands = [](const Node& n) {
+    std::vector<bool> inv(n.inputs.size(), false);
+    const std::int64_t c = n.attrs.i64("num_carry"), k = n.attrs.i64("num_const");
+    for (std::int64_t j = c; j < c + k; ++j) inv[static_cast<std::size_t>(j)] = true;
+    return inv;
+  };
+  d.add_invariants = [](const Node& n, std::size_t count) {
+    const std::int64_t at = n.attrs.i64("num_carry") + n.attrs.i64("num_const");
+    Attrs a = n.attrs;
+    a.set("num_const", n.attrs.i64("num_const") + static_cast<std::int64_t>(count));
+    return std::pair{static_cast<std::size_t>(at), a};
+  };
   d.emit_c = c_loops(scan_c);
   d.emit_c.scratch = [](const Node& n, std::span<const Type>) { return carry_bytes(scan_layout(n)); };
   const Attrs base{{"num_carry", std::int64_t{1}}, {"num_const", std::int64_t{1}}, {"length", std::int64_t{4}},

@@ -201,9 +201,16 @@ void register_while_loop_ops() {
   };
   d.check_regions = check;
   d.kernel = kernel;
+  d.runs_regions = true;
   d.not_differentiable =
       "reverse mode through a while_loop is not defined (its trip count depends on the data); give it a backward "
       "with mg::custom_vjp, or use a scan with a fixed trip count";
+  d.invariant_operands = [](const Node& n) {
+    std::vector<bool> inv(n.inputs.size(), true);
+    for (std::int64_t i = 0; i < n.attrs.i64("num_carry"); ++i) inv[static_cast<std::size_t>(i)] = false;
+    return inv;
+  };
+  d.add_invariants = [](const Node& n, std::size_t) { return std::pair{n.inputs.size(), n.attrs}; };
   d.emit_c = c_loops(emit);
   d.emit_c.scratch = own_scratch;
   d.emit_c.fail_what = "the condition still holds after max_steps steps";

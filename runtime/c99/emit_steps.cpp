@@ -176,7 +176,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
           emit_region(*n.regions[r], "(" + (scratch.empty() ? std::string("arena") : scratch) + " + " + std::to_string(at) + ")",
                       args, results, inner, w);
         };
-    if (!n.regions.empty()) a.region = &region;
+    if (n.op->runs_regions) a.region = &region;
     n.op->emit_c.loops(a);
     w.close();
   }

@@ -100,7 +100,7 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
       for (ir::NodeId in : nd.inputs) in_types.push_back(g.node(in).type);
       scratch = static_cast<std::size_t>(nd.op->emit_c.scratch(nd, in_types));
     }
-    if (!nd.regions.empty()) {  // loop bodies: their arenas after the op's own scratch
+    if (nd.op->runs_regions) {  // loop bodies: their arenas after the op's own scratch
       scratch = aligned(scratch);
       for (const auto& r : nd.regions) scratch += region_arena_bytes(*r);
     }
