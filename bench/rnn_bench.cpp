@@ -1,7 +1,7 @@
 // Loops stay loops (issue 14), measured: a tanh RNN training step (forward over T steps,
 // loss mean(hs^2), gradient, SGD update of W, U, b; f32, batch 32, 16 -> 64) at T = 100
 // and 1000, three ways side by side in one run:
-//   scan      one `scan` node (and its reverse scan), C99 JIT
+//   scan      one `scan` node (and its reverse scan), C99 JIT and interpreter
 //   unrolled  the same cell written T times, C99 JIT (interpreter where the JIT of the
 //             unrolled graph is skipped: --jit-unrolled-max)
 //   libtorch  a C++ loop over cells, autograd recording every step
@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
     torch = fresh([&] { return Result{0, mg::bench::torch_rnn_step_ms(T, B, D, H, threads, 1, iters)}; });
 #endif
     const Result scan = fresh([&] { return ours(T, false, mg::Backend::c99, iters); });
+    const Result scan_interp = fresh([&] { return ours(T, false, mg::Backend::interpreter, iters); });
     const bool jit = T <= jit_unrolled_max;
     const Result unr = fresh([&] { return ours(T, true, jit ? mg::Backend::c99 : mg::Backend::interpreter, iters); });
     auto row = [&](const char* name, const Result& r) {
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
       std::printf("%6d %-22s %12.1f %10.2f %16s %14s\n", T, name, r.compile_ms, r.step_ms, ct, st);
     };
     row("scan (C99 JIT)", scan);
+    row("scan (interpreter)", scan_interp);
     row(jit ? "unrolled (C99 JIT)" : "unrolled (interpreter)", unr);
 #if MG_BENCH_TORCH
     std::printf("%6d %-22s %12s %10.2f %16s %14s\n", T, "libtorch (C++ loop)", "-", torch.step_ms, "-", "1.00");

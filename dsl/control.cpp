@@ -111,7 +111,7 @@ Tensors detail::checkpoint(const std::function<Tensors(const Tensors&)>& fn, con
   // One step; the inputs ride as carries (unchanged), so fn is traced on body values and
   // all its nodes live in the region (values of the graph fn uses besides are captured).
   auto [carry, ys] = scan([&](const Tensors& c, const Tensors&) { return std::pair{c, fn(c)}; }, xs, Tensors{},
-                          ScanOptions{.length = 1}, loc);
+                          ScanOptions{.length = 1, .checkpoint_every = 1}, loc);
   LocScope at(SourceLoc::from(loc));
   Tensors out;
   for (const Tensor& y : ys) {

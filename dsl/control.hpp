@@ -24,7 +24,9 @@ struct ScanOptions {
   std::int64_t length = -1;    // the trip count when there are no xs (else xs' leading dim)
   // Rematerialisation: > 0 (dividing the trip count), the gradient saves every k-th carry
   // and recomputes the others segment by segment: about T/k + k carries alive, not T
-  // (k near sqrt(T): O(sqrt T) memory for one more forward pass).
+  // (k near sqrt(T): O(sqrt T) memory for one more forward pass). 0: every carry and the
+  // body values the gradient reads are saved (no recomputation); T: carries only, the
+  // body recomputed in the backward.
   std::int64_t checkpoint_every = 0;
 };
 

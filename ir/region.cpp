@@ -30,7 +30,7 @@ thread_local CaptureScope* g_scope = nullptr;
 
 }  // namespace
 
-std::unique_ptr<Graph> clone_region(const Graph& g, std::span<const NodeId> order) {
+std::unique_ptr<Graph> clone_region(const Graph& g, std::span<const NodeId> order, std::vector<NodeId>* map_out) {
   MG_ASSERT(order.size() == g.inputs().size(), "clone_region: the order must name every input once");
   auto out = std::make_unique<Graph>();
   std::vector<NodeId> map(g.size(), kNoNode);
@@ -50,10 +50,12 @@ std::unique_ptr<Graph> clone_region(const Graph& g, std::span<const NodeId> orde
   }
   for (NodeId o : g.outputs) out->outputs.push_back(map[o]);
   out->output_names = g.output_names;
+  if (map_out) *map_out = std::move(map);
   return out;
 }
 
-std::vector<Value> inline_region(const Graph& body, Graph& into, std::span<const Value> args) {
+std::vector<Value> inline_region(const Graph& body, Graph& into, std::span<const Value> args,
+                                 std::vector<NodeId>* map_out) {
   MG_ASSERT(args.size() == body.inputs().size(), "inline_region: one argument per body input");
   std::vector<NodeId> map(body.size(), kNoNode);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -71,6 +73,35 @@ std::vector<Value> inline_region(const Graph& body, Graph& into, std::span<const
   }
   std::vector<Value> out;
   for (NodeId o : body.outputs) out.push_back({&into, map[o]});
+  if (map_out) *map_out = std::move(map);
+  return out;
+}
+
+std::unique_ptr<Graph> with_params(const Graph& g, std::span<const NodeId> replaced, const std::string& prefix) {
+  auto out = std::make_unique<Graph>();
+  std::vector<NodeId> map(g.size(), kNoNode);
+  for (NodeId in : g.inputs()) {
+    const Node& n = g.node(in);
+    map[in] = out->add_input(n.name, n.type, n.loc).id;
+    out->mutable_node(map[in]).role = n.role;
+  }
+  for (std::size_t k = 0; k < replaced.size(); ++k)
+    map[replaced[k]] = out->add_input(prefix + std::to_string(k), g.node(replaced[k]).type, g.node(replaced[k]).loc).id;
+  std::vector<bool> live(g.size(), false);
+  for (NodeId o : g.outputs) live[o] = true;
+  for (std::size_t i = g.size(); i-- > 0;)
+    if (live[i] && map[i] == kNoNode)
+      for (NodeId in : g.node(static_cast<NodeId>(i)).inputs) live[in] = true;
+  std::vector<NodeId> ins;
+  for (NodeId id = 0; id < g.size(); ++id) {
+    if (!live[id] || map[id] != kNoNode) continue;
+    const Node& n = g.node(id);
+    ins.clear();
+    for (NodeId x : n.inputs) ins.push_back(map[x]);
+    map[id] = copy_into(*out, n, ins, true).id;
+  }
+  for (NodeId o : g.outputs) out->outputs.push_back(map[o]);
+  out->output_names = g.output_names;
   return out;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "minigrad/ir/graph.hpp"
@@ -15,13 +16,20 @@ namespace mg::ir {
 
 // A deep copy of `g` (regions too) whose parameters are g's inputs in `order` (a
 // permutation of g.inputs()); outputs and names kept.
-std::unique_ptr<Graph> clone_region(const Graph& g, std::span<const NodeId> order);
+// `map` (optional): receives, per node of g, its id in the copy.
+std::unique_ptr<Graph> clone_region(const Graph& g, std::span<const NodeId> order, std::vector<NodeId>* map = nullptr);
 inline std::unique_ptr<Graph> clone_region(const Graph& g) { return clone_region(g, g.inputs()); }
 
 // Appends a copy of `body`'s nodes to `into` with `args` (values of `into`, one per body
 // input, same types) as its parameters; returns the values of body.outputs. Nodes keep
 // their type, attrs, source line and regions (deep-copied); the role is into's current one.
-std::vector<Value> inline_region(const Graph& body, Graph& into, std::span<const Value> args);
+// `map` (optional): receives, per body node, its copy's id in `into`.
+std::vector<Value> inline_region(const Graph& body, Graph& into, std::span<const Value> args,
+                                 std::vector<NodeId>* map = nullptr);
+
+// A copy of `g` in which the nodes `replaced` become new parameters, appended after g's own
+// (named `prefix`<k>, typed like them), and what only they needed is dropped.
+std::unique_ptr<Graph> with_params(const Graph& g, std::span<const NodeId> replaced, const std::string& prefix);
 
 // While alive, `body` is being traced inside `parent`: make_op captures values of parent
 // (and, through enclosing scopes, of graphs around it) used by body ops. Scopes nest (a

@@ -209,7 +209,11 @@ struct ScanGrad {
   // The reverse body: (dcarry..., dconst acc..., consts..., carry_t..., x_t..., dy_t...)
   // -> (dcarry_{t-1}..., acc + dconst_t..., dx_t...), the forward body's VJP by the grad
   // pass inside the region.
-  std::unique_ptr<Graph> reverse_body(const RegionVjp& region_vjp) const {
+  // `residuals` (optional): instead of recomputing the forward body inside, the forward
+  // values (of the loop's dtype) that the VJP reads become parameters appended after dy,
+  // one stacked xs each; receives their body node ids (for the saving loop to return).
+  std::unique_ptr<Graph> reverse_body(const RegionVjp& region_vjp, DType dtype = DType::f32,
+                                      std::vector<NodeId>* residuals = nullptr) const {
     auto bb = std::make_unique<Graph>();
     std::vector<Value> dc, acc, k, s, x, dy;
     for (std::size_t i = 0; i < C; ++i) dc.push_back(bb->add_input("dcarry" + std::to_string(i), carry[i]));
@@ -221,7 +225,10 @@ struct ScanGrad {
     std::vector<Value> args = s;
     args.insert(args.end(), k.begin(), k.end());
     args.insert(args.end(), x.begin(), x.end());
-    const std::vector<Value> outs = inline_region(body, *bb, args);
+    std::vector<NodeId> copy_of;
+    const NodeId fwd_begin = static_cast<NodeId>(bb->size());
+    const std::vector<Value> outs = inline_region(body, *bb, args, &copy_of);
+    const NodeId fwd_end = static_cast<NodeId>(bb->size());
     std::vector<Value> cots = dc;
     cots.insert(cots.end(), dy.begin(), dy.end());
     std::vector<Value> wrt = s;
@@ -231,7 +238,23 @@ struct ScanGrad {
     for (std::size_t i = 0; i < C; ++i) bb->outputs.push_back(d[i].id);
     for (std::size_t q = 0; q < acc_of.size(); ++q) bb->outputs.push_back(add(acc[q], d[C + q]).id);
     for (std::size_t q = 0; q < dx_of.size(); ++q) bb->outputs.push_back(d[C + acc_of.size() + q].id);
-    return bb;
+    if (!residuals) return bb;
+    // Forward ops (of the loop's dtype: they ride in its packed result) the adjoint reads.
+    std::vector<bool> read(bb->size(), false);
+    for (NodeId id = fwd_end; id < bb->size(); ++id)
+      for (NodeId in : bb->node(id).inputs) read[in] = true;
+    for (NodeId o : bb->outputs) read[o] = true;
+    std::vector<NodeId> saved;
+    residuals->clear();
+    for (NodeId b = 0; b < body.size(); ++b) {
+      const NodeId id = copy_of[b];
+      if (id < fwd_begin || id >= fwd_end || !read[id]) continue;
+      const Node& n = bb->node(id);
+      if (n.kind != NodeKind::op || n.type.dtype != dtype) continue;
+      saved.push_back(id);
+      residuals->push_back(b);
+    }
+    return saved.empty() ? std::move(bb) : with_params(*bb, saved, "residual");
   }
 };
 
@@ -277,13 +300,23 @@ std::vector<Value> scan_vjp(const VjpArgs& a) {
   std::vector<Value> b;  // the backward loop's parts: d init, d consts, d xs
 
   if (every <= 0 || every >= T) {
-    // The forward loop again, saving the carry each step is given; then the reverse loop.
-    auto saving = carries_body(body, C, true);
+    // The forward loop again, saving the carry each step is given and the body values the
+    // VJP reads (residuals, so the reverse body need not recompute the forward); then the
+    // reverse loop.
+    // checkpoint_every = length asks for recomputation: carries only (mg::checkpoint).
+    std::vector<NodeId> residuals;
+    auto rbody = sg.reverse_body(*a.region_vjp, L.dtype, every > 0 ? nullptr : &residuals);
+    std::vector<NodeId> copy_of;
+    auto saving = clone_region(body, body.inputs(), &copy_of);
+    saving->outputs.resize(C);
+    for (std::size_t i = 0; i < C; ++i) saving->outputs.push_back(saving->inputs()[i]);
+    for (NodeId r : residuals) saving->outputs.push_back(copy_of[r]);
     const std::vector<Value> fwd = scan(g, std::move(saving), init, consts, xs, T, L.reverse);
-    std::vector<Value> bxs(fwd.begin() + static_cast<std::ptrdiff_t>(C), fwd.end());
+    std::vector<Value> bxs(fwd.begin() + static_cast<std::ptrdiff_t>(C), fwd.begin() + static_cast<std::ptrdiff_t>(2 * C));
     bxs.insert(bxs.end(), xs.begin(), xs.end());
     bxs.insert(bxs.end(), ct.begin() + static_cast<std::ptrdiff_t>(C), ct.end());
-    b = scan(g, sg.reverse_body(*a.region_vjp), binit, consts, bxs, T, !L.reverse);
+    bxs.insert(bxs.end(), fwd.begin() + static_cast<std::ptrdiff_t>(2 * C), fwd.end());
+    b = scan(g, std::move(rbody), binit, consts, bxs, T, !L.reverse);
   } else {
     const std::int64_t S = T / every;  // the op's type rule checks that every divides T
     // A segment of k steps is one step of the outer loops: xs and dys split into S flat
