@@ -4,6 +4,7 @@
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/define_struct.hpp>
 
+#include "minigrad/dsl/nn/attention.hpp"
 #include "minigrad/dsl/nn/batchnorm.hpp"
 #include "minigrad/dsl/nn/checkpoint.hpp"
 #include "minigrad/dsl/nn/conv.hpp"
