@@ -202,4 +202,39 @@ AttentionResult MultiheadAttention::operator()(const Tensor& query, const Tensor
   return {out, weights};
 }
 
+MultiheadAttention::CachedStep MultiheadAttention::decode_step(const Tensor& x, const Tensor& k_cache,
+                                                               const Tensor& v_cache, const Tensor& cache_bias,
+                                                               Loc loc) const {
+  LocScope at(SourceLoc::from(loc));
+  const char* op = "MultiheadAttention::decode_step";
+  if (!same_embed_dim()) fail(op, "needs kdim == vdim == embed_dim (self-attention)");
+  if (!in_proj_weight.tensor.valid())
+    throw UserError("MultiheadAttention: parameters are not bound to a graph; call nn::bind(model, graph) first",
+                    ambient_loc());
+  const std::int64_t E = embed_dim, H = num_heads, D = E / H;
+  if (x.rank() != 3 || x.size(1) != 1 || x.size(2) != E || x.dtype() != in_proj_weight.dtype)
+    fail(op, "x must be [N, 1, " + std::to_string(E) + "] " + std::string(name_of(in_proj_weight.dtype)) + ", got " +
+                 to_string(x.type()));
+  const std::int64_t N = x.size(0);
+  const Shape cache{N, H, k_cache.rank() == 4 ? k_cache.size(2) : -1, D};
+  if (k_cache.shape() != cache || v_cache.shape() != cache || k_cache.dtype() != x.dtype() || v_cache.dtype() != x.dtype())
+    fail(op, "k_cache and v_cache must be [N, H, C, D] = " + to_string(Type{x.dtype(), cache}) + ", got " +
+                 to_string(k_cache.type()) + " and " + to_string(v_cache.type()));
+  const std::int64_t C = cache[2];
+  if (C < 1 || cache_bias.shape() != Shape{C} || cache_bias.dtype() != x.dtype())
+    fail(op, "cache_bias must be [" + std::to_string(C) + "] of x's dtype, got " + to_string(cache_bias.type()));
+  Tensor qkv = matmul(x, in_proj_weight.tensor.T(loc), loc);
+  if (has_bias) qkv = Tensor(qkv + in_proj_bias.tensor, loc);
+  auto head = [&](std::int64_t i) {
+    return slice(qkv, 2, i * E, (i + 1) * E, 1, loc).reshape({N, 1, H, D}, loc).permute({0, 2, 1, 3}, loc);
+  };
+  Tensor q = head(0), k = head(1), v = head(2);
+  Tensor keys = concat({k_cache, k}, 2, loc), values = concat({v_cache, v}, 2, loc);
+  Tensor bias = concat({cache_bias, zeros_like(slice(cache_bias, 0, 0, 1, 1, loc))}, 0, loc);
+  AttentionResult r = attend(op, q, keys, values, 1.0 / std::sqrt(static_cast<double>(D)), Tensor(), bias, false,
+                             nullptr, loc);
+  Tensor out = out_proj(r.output.permute({0, 2, 1, 3}, loc).reshape({N, 1, E}, loc), loc);
+  return {out, k, v};
+}
+
 }  // namespace mg::nn

@@ -70,6 +70,17 @@ struct MultiheadAttention {
   AttentionResult operator()(const Tensor& query, const Tensor& key, const Tensor& value, const MhaCall& call = {},
                              Loc loc = Loc::current()) const;
 
+  // One step of cached self-attention decoding (a KV cache; batch first): x [N, 1, E] is the
+  // newest position; k_cache, v_cache [N, H, C, D] (D = E / H) hold the keys and values of
+  // earlier positions, and cache_bias [C] (x's dtype: 0 for a filled slot, -inf for an
+  // empty one) says which slots count. Returns the output [N, 1, E] and this position's
+  // key and value [N, H, 1, D] to store in the cache: no earlier position is recomputed.
+  struct CachedStep {
+    Tensor output, k, v;
+  };
+  CachedStep decode_step(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache, const Tensor& cache_bias,
+                         Loc loc = Loc::current()) const;
+
   template <class F> void for_each_parameter(F&& f) {
     if (same_embed_dim()) {
       f("in_proj_weight", in_proj_weight);

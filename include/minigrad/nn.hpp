@@ -12,6 +12,7 @@
 #include "minigrad/dsl/nn/layers.hpp"
 #include "minigrad/dsl/nn/loss.hpp"
 #include "minigrad/dsl/nn/module.hpp"
+#include "minigrad/dsl/nn/module_list.hpp"
 #include "minigrad/dsl/nn/optim.hpp"
 #include "minigrad/dsl/nn/parameter.hpp"
 #include "minigrad/dsl/nn/train.hpp"

@@ -204,6 +204,39 @@ TEST(Attention, DropoutDropsOrScalesWeightsInTrainingOnly) {
   EXPECT_EQ(nn::named_parameters(mha).back().first, "attn_dropout.counter");
 }
 
+// Decoding with a KV cache, one position at a time, gives what the whole causal forward
+// pass gives at that position.
+TEST(Attention, DecodeStepWithKvCacheEqualsFullCausalForward) {
+  const std::int64_t L = 5, C = 6, E = 8, H = 2, D = E / H;
+  nn::MultiheadAttention mha(E, H, {.batch_first = true, .dtype = f64});
+  Graph g;
+  nn::bind(mha, g, 7);
+  Tensor x = g.input("x", f64, {1, L, E});
+  Tensor full = mha(x, x, x, {.need_weights = false, .is_causal = true}).output;
+  Array X = Array::zeros(Type{f64, {1, L, E}});
+  for (std::int64_t i = 0; i < X.numel(); ++i) X.set(i, std::cos(1.3 * static_cast<double>(i)));
+  Array F = nn::compile_with_parameters(g, {full}, mha).run({{"x", X}})[0];
+
+  Graph d;
+  nn::bind(mha, d);
+  Tensor xt = d.input("x", f64, {1, 1, E}), kc = d.input("k", f64, {1, H, C, D}), vc = d.input("v", f64, {1, H, C, D});
+  auto s = mha.decode_step(xt, kc, vc, d.input("bias", f64, {C}));
+  auto exe = nn::compile_with_parameters(d, {s.output, s.k, s.v}, mha);
+  Array K = Array::zeros(Type{f64, {1, H, C, D}}), V = K.clone(), B = Array::full(Type{f64, {C}}, -INFINITY);
+  Array Xt = Array::zeros(Type{f64, {1, 1, E}});
+  for (std::int64_t t = 0; t < L; ++t) {
+    for (std::int64_t e = 0; e < E; ++e) Xt.set(e, X.at(t * E + e));
+    auto r = exe.run({{"x", Xt}, {"k", K}, {"v", V}, {"bias", B}});
+    for (std::int64_t e = 0; e < E; ++e) EXPECT_NEAR(r[0].at(e), F.at(t * E + e), 1e-12) << "position " << t;
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t j = 0; j < D; ++j) {
+        K.set((h * C + t) * D + j, r[1].at(h * D + j));
+        V.set((h * C + t) * D + j, r[2].at(h * D + j));
+      }
+    B.set(t, 0.0);
+  }
+}
+
 TEST(Attention, ShapeErrorsNameTheModuleAndTheUsersLine) {
   nn::MultiheadAttention mha(8, 2, {.dtype = f64});
   Graph g;
@@ -221,5 +254,29 @@ TEST(Attention, ShapeErrorsNameTheModuleAndTheUsersLine) {
   EXPECT_THROW(nn::MultiheadAttention(10, 3), UserError);
 }
 
+}  // namespace
+}  // namespace mg
+
+namespace mg {
+namespace {
+struct TinyBlock {
+  nn::LayerNorm ln_1{{4}, 1e-5, true, f64};
+  nn::Dropout drop{0.1};
+};
+}  // namespace
+}  // namespace mg
+BOOST_HANA_ADAPT_STRUCT(mg::TinyBlock, ln_1, drop);
+namespace mg {
+namespace {
+TEST(ModuleList, NamesByIndexAndSwitchesModes) {
+  nn::ModuleList<TinyBlock> h(std::vector<TinyBlock>(2));
+  std::vector<std::string> names;
+  nn::for_each_parameter(h, [&](const std::string& n, nn::Parameter&) { names.push_back(n); });
+  EXPECT_EQ(names, (std::vector<std::string>{"0.ln_1.weight", "0.ln_1.bias", "0.drop.counter", "1.ln_1.weight",
+                                             "1.ln_1.bias", "1.drop.counter"}));
+  nn::eval(h);
+  EXPECT_FALSE(h[0].drop.training);
+  EXPECT_FALSE(h[1].drop.training);
+}
 }  // namespace
 }  // namespace mg
