@@ -10,6 +10,7 @@
 #include "minigrad/dsl/nn/conv.hpp"
 #include "minigrad/dsl/nn/evaluator.hpp"
 #include "minigrad/dsl/nn/layers.hpp"
+#include "minigrad/dsl/nn/lora.hpp"
 #include "minigrad/dsl/nn/loss.hpp"
 #include "minigrad/dsl/nn/module.hpp"
 #include "minigrad/dsl/nn/module_list.hpp"
