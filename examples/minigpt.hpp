@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <minigrad/minigrad.hpp>
@@ -20,38 +21,58 @@ namespace mg::examples {
 
 struct GptConfig {
   std::int64_t vocab = 96, ctx = 64, layers = 4, heads = 4, dim = 128;
+  nn::LoRAOptions lora = {};  // used when the MLP's linears are nn::LoRA (example 07)
 };
 
-struct GptBlock {
+// The MLP's linear layers are nn::Linear, or nn::LoRA adapters around them (example 07);
+// the parameter names are the same either way ("h.0.c_fc.weight"), so a plain model's
+// weights load into an adapted one and a merged adapted one's back into a plain one.
+template <class Lin>
+Lin make_linear(std::int64_t in, std::int64_t out, const GptConfig& c) {
+  if constexpr (std::is_same_v<Lin, nn::LoRA>) return nn::LoRA(in, out, c.lora);
+  else return Lin(in, out);
+}
+
+template <class Lin = nn::Linear>
+struct GptBlockT {
   nn::LayerNorm ln_1, ln_2;
   nn::MultiheadAttention attn;
-  nn::Linear c_fc, c_proj;
-  explicit GptBlock(const GptConfig& c)
-      : ln_1({c.dim}), ln_2({c.dim}), attn(c.dim, c.heads, {.batch_first = true}), c_fc(c.dim, 4 * c.dim),
-        c_proj(4 * c.dim, c.dim) {}
+  Lin c_fc, c_proj;
+  explicit GptBlockT(const GptConfig& c)
+      : ln_1({c.dim}), ln_2({c.dim}), attn(c.dim, c.heads, {.batch_first = true}),
+        c_fc(make_linear<Lin>(c.dim, 4 * c.dim, c)), c_proj(make_linear<Lin>(4 * c.dim, c.dim, c)) {}
   // x [B, T, dim] -> [B, T, dim]
   Tensor operator()(const Tensor& x) const {
     Tensor h = ln_1(x);
     Tensor a = attn(h, h, h, {.need_weights = false, .is_causal = true}).output;
     Tensor y = x + a;
-    return y + c_proj(gelu(c_fc(ln_2(y)), "tanh"));
+    return y + c_proj(gelu(c_fc(ln_2(y)), "tanh"));  // GPT-2's GELU
   }
+  template <class F> void for_each_parameter(F&& f) {
+    nn::for_each_parameter(ln_1, f, "ln_1.");
+    nn::for_each_parameter(attn, f, "attn.");
+    nn::for_each_parameter(ln_2, f, "ln_2.");
+    nn::for_each_parameter(c_fc, f, "c_fc.");
+    nn::for_each_parameter(c_proj, f, "c_proj.");
+  }
+  template <class F> void for_each_submodule(F&& f) { f(ln_1), f(attn), f(ln_2), f(c_fc), f(c_proj); }
 };
 
-struct Gpt {
+template <class Lin = nn::Linear>
+struct GptT {
   GptConfig cfg;
   nn::Embedding wte, wpe;
-  nn::ModuleList<GptBlock> h;
+  nn::ModuleList<GptBlockT<Lin>> h;
   nn::LayerNorm ln_f;
   nn::Linear lm_head;
-  explicit Gpt(const GptConfig& c)
-      : cfg(c), wte(c.vocab, c.dim), wpe(c.ctx, c.dim), h(std::vector<GptBlock>(c.layers, GptBlock(c))),
+  explicit GptT(const GptConfig& c)
+      : cfg(c), wte(c.vocab, c.dim), wpe(c.ctx, c.dim), h(std::vector<GptBlockT<Lin>>(c.layers, GptBlockT<Lin>(c))),
         ln_f({c.dim}), lm_head(c.dim, c.vocab) {}
   // idx i64 [B, T] (T <= ctx) -> logits [B, T, vocab]
   Tensor operator()(const Tensor& idx) const {
     const std::int64_t T = idx.size(1);
     Tensor x = wte(idx) + wpe(graph_of(idx).arange(0, static_cast<double>(T)));
-    for (const GptBlock& b : h) x = b(x);
+    for (const GptBlockT<Lin>& b : h) x = b(x);
     return lm_head(ln_f(x));
   }
   // Mean cross-entropy (nats per character) of predicting y [B, T] from x [B, T].
@@ -60,7 +81,18 @@ struct Gpt {
     const std::int64_t n = x.numel();
     return nn::cross_entropy(logits.reshape({n, cfg.vocab}), y.reshape({n}));
   }
+  template <class F> void for_each_parameter(F&& f) {
+    nn::for_each_parameter(wte, f, "wte.");
+    nn::for_each_parameter(wpe, f, "wpe.");
+    nn::for_each_parameter(h, f, "h.");
+    nn::for_each_parameter(ln_f, f, "ln_f.");
+    nn::for_each_parameter(lm_head, f, "lm_head.");
+  }
+  template <class F> void for_each_submodule(F&& f) { f(wte), f(wpe), f(h), f(ln_f), f(lm_head); }
 };
+
+using GptBlock = GptBlockT<>;
+using Gpt = GptT<>;
 
 // ---- the text ----
 // Tokens: '\n' is 0, printable ASCII 32..126 are 1..95; tabs become spaces, other bytes
@@ -149,6 +181,3 @@ inline const std::vector<std::string>& gpt_files() {
 }
 
 }  // namespace mg::examples
-
-BOOST_HANA_ADAPT_STRUCT(mg::examples::GptBlock, ln_1, attn, ln_2, c_fc, c_proj);
-BOOST_HANA_ADAPT_STRUCT(mg::examples::Gpt, wte, wpe, h, ln_f, lm_head);
