@@ -147,20 +147,25 @@ def full_val():
 
 
 t0 = time.time()
+eval_s = 0.0
 done = 0
-if a.seconds > 0:  # calibrate on 10 steps, as example 06 does
-    for _ in range(10):
-        step(done)
-        done += 1
-    total = max(20, int(a.seconds / ((time.time() - t0) / 10)))
-    print(f"--seconds {a.seconds:.0f}: {total} steps")
-while done < total:
+
+
+def elapsed():
+    return time.time() - t0 - eval_s
+
+
+# --seconds: train until the training time reaches the budget, the cosine schedule's length
+# re-estimated from the speed so far at every step (as example 06 does).
+while (elapsed() < a.seconds) if a.seconds > 0 else (done < total):
+    if a.seconds > 0 and done >= 10:
+        total = max(done + 1, int(done * a.seconds / elapsed()))
     loss = step(done)
     done += 1
-    if done % a.eval_every == 0 or done == total:
-        el = time.time() - t0
+    if done % a.eval_every == 0:
+        el = elapsed()
         print(f"step {done:5d}  train(batch) {loss / math.log(2):.3f} bits/char  ({el:.0f} s, {done * B * T / el:.0f} tokens/s)",
               flush=True)
-train_s = time.time() - t0
+train_s = elapsed()
 print(f"torch final validation loss over the whole held-out text: {full_val():.4f} bits/char after {done} steps, "
       f"{train_s:.1f} s of training ({a.threads} threads)")

@@ -8,8 +8,8 @@
 // the whole prefix) and reports tokens/s. Exits 1 unless validation loss beat the
 // unigram baseline by a clear margin (so a broken model fails the test).
 //   06_transformer_minigpt [--steps N] [--seconds S] [--batch B] [--seed S] [--samples N] ...
-// --seconds S (instead of --steps) sizes the run to S seconds of training: the speed of the
-// first steps sets the step count, as bench/torch_minigpt.py does, for a same-wall-time
+// --seconds S (instead of --steps) trains for S seconds (evaluation excluded), the cosine
+// schedule fitted to the steps that fit, as bench/torch_minigpt.py does: a same-wall-time
 // comparison with PyTorch.
 #include <algorithm>
 #include <chrono>
@@ -142,11 +142,11 @@ int main(int argc, char** argv) try {
   examples::Args args(argc, argv,
                       {{"steps", "1500"}, {"seconds", "0"}, {"batch", "16"}, {"seed", "0"}, {"lr", "0.002"},
                        {"warmup", "100"}, {"eval-every", "250"}, {"eval-batches", "40"}, {"samples", "3"},
-                       {"sample-chars", "240"}, {"temperature", "0.8"}, {"top-k", "20"},
+                       {"sample-chars", "240"}, {"final-batches", "0"}, {"temperature", "0.8"}, {"top-k", "20"},
                        {"data", "/usr/share/games/fortunes"}});
   examples::GptConfig cfg;  // ctx 64, 4 layers, 4 heads, d 128
   const std::int64_t B = args.integer("batch"), T = cfg.ctx;
-examples::Corpus text = examples::load_fortunes(args.str("data"), examples::gpt_files());
+  examples::Corpus text = examples::load_fortunes(args.str("data"), examples::gpt_files());
   std::printf("fortunes: %zu training and %zu validation characters (held-out cookies), vocabulary %lld\n",
               text.train.size(), text.val.size(), static_cast<long long>(cfg.vocab));
 
@@ -199,22 +199,21 @@ examples::Corpus text = examples::load_fortunes(args.str("data"), examples::gpt_
   const double budget = std::stod(args.str("seconds"));
   auto t0 = Clock::now();
   double train_s = 0, eval_s = 0, last = 0, val = val0;
-  if (budget > 0) {  // calibrate: the first 10 steps' speed sizes the run
-    for (int i = 0; i < 10; ++i) {
-      examples::sample_batch(text.train, B, T, rng, X, Y);
-      last = step.run({{"x", X}, {"y", Y}});
-    }
-    *total = std::max<std::int64_t>(20, static_cast<std::int64_t>(budget / (seconds_since(t0) / 10)));
-    std::printf("--seconds %.0f: %lld steps\n", budget, static_cast<long long>(*total));
-  }
+  // With --seconds, the run ends when the training time (evaluation excluded) reaches the
+  // budget, and the cosine schedule's length is re-estimated from the speed so far at
+  // every step, so it ends at the budget whatever the machine's load does.
+  auto elapsed = [&] { return seconds_since(t0) - eval_s; };
   const std::int64_t eval_every = args.integer("eval-every");
-  examples::Progress bar("train", *total - step.steps_done(), B * T);
-  while (step.steps_done() < *total) {
+  examples::Progress bar("train", *total, B * T);
+  while (budget > 0 ? elapsed() < budget : step.steps_done() < *total) {
+    const std::int64_t done = step.steps_done();
+    if (budget > 0 && done >= 10)
+      *total = std::max<std::int64_t>(done + 1, static_cast<std::int64_t>(static_cast<double>(done) * budget / elapsed()));
     examples::sample_batch(text.train, B, T, rng, X, Y);
     last = step.run({{"x", X}, {"y", Y}});
     bar.tick(last / kLn2);
-    if (step.steps_done() % eval_every == 0 || step.steps_done() == *total) {
-      train_s = seconds_since(t0) - eval_s;  // evaluation is not training time
+    if (step.steps_done() % eval_every == 0) {
+      train_s = elapsed();
       auto te = Clock::now();
       double tr = evaluate(text.train, 11);
       val = evaluate(text.val, 7);
@@ -224,10 +223,12 @@ examples::Corpus text = examples::load_fortunes(args.str("data"), examples::gpt_
                   static_cast<double>(step.steps_done() * B * T) / train_s);
     }
   }
+  train_s = elapsed();
   bar.done();
   // The final number: every window of the held-out text (bench/torch_minigpt.py does the same).
   double full = 0;
-  const std::int64_t nb = examples::full_batches(text.val, B, T);
+  std::int64_t nb = examples::full_batches(text.val, B, T);
+  if (args.integer("final-batches") > 0) nb = std::min<std::int64_t>(nb, args.integer("final-batches"));  // quick runs
   for (std::int64_t i = 0; i < nb; ++i) {
     examples::window_batch(text.val, i, B, T, X, Y);
     full += eval_loss.run({{"x", X}, {"y", Y}})[0].at(0);

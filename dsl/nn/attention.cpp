@@ -73,7 +73,7 @@ AttentionResult attention_with_weights(const Tensor& q, const Tensor& k, const T
                                        Loc loc) {
   LocScope at(SourceLoc::from(loc));
   const char* op = "scaled_dot_product_attention";
-  if (q.rank() < 1) fail(op, "q must have rank >= 2, got " + to_string(q.type()));
+  if (q.rank() < 2) fail(op, "q must have rank >= 2 ([..., L, E]), got " + to_string(q.type()));
   double scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
   Tensor blocked, additive;
   split_mask(op, o.attn_mask, /*true_blocks=*/false, blocked, additive, loc);
