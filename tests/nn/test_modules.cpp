@@ -256,6 +256,31 @@ TEST(ConvModules, SmallCnnLossGradientsMatchFiniteDifferences) {
   EXPECT_TRUE(r.ok) << r.report;
 }
 
+TEST(PoolModules, OptionsAndLayersUsePyTorchNames) {
+  Graph g;
+  Tensor x = g.input("x", f64, {2, 3, 7, 6});
+  EXPECT_EQ(nn::max_pool2d(x, {.kernel_size = {2, 2}}).shape(), (Shape{2, 3, 3, 3}));
+  EXPECT_EQ(nn::max_pool2d(x, {.kernel_size = {2, 2}, .ceil_mode = true}).shape(), (Shape{2, 3, 4, 3}));
+  EXPECT_EQ(nn::max_pool2d(x, {.kernel_size = {3, 3}, .stride = {1, 1}, .dilation = {2, 2}}).shape(),
+            (Shape{2, 3, 3, 2}));
+  Tensor a = nn::avg_pool2d(x, {.kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}, .ceil_mode = true,
+                                .count_include_pad = false, .divisor_override = 5});
+  EXPECT_EQ(a.shape(), (Shape{2, 3, 4, 4}));
+  EXPECT_EQ(a.value().node().attrs.i64("divisor_override"), 5);
+  nn::MaxPool2D pool{{.kernel_size = {3, 3}, .stride = {2, 2}, .ceil_mode = true}};
+  EXPECT_EQ(pool(x).shape(), (Shape{2, 3, 3, 3}));
+  nn::AvgPool2D avg{{.kernel_size = {2, 2}, .divisor_override = 2}};
+  EXPECT_EQ(avg(x).shape(), (Shape{2, 3, 3, 3}));
+  std::string m;
+  try {
+    nn::avg_pool2d(x, {.kernel_size = {2, 2}, .divisor_override = 0});
+  } catch (const UserError& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("divisor_override not 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("test_modules.cpp"), std::string::npos) << m;  // the user's line
+}
+
 TEST(ConvModules, WrongRankIsAShapeError) {
   Graph g;
   Tensor x = g.input("x", f32, {1, 28, 28});
