@@ -1,4 +1,4 @@
-// Convolution and pooling in the DSL; the ops and their VJPs live in ir/ops/nn.cpp.
+// Convolution and pooling in the DSL; the ops and their VJPs live in ir/ops/nn.cpp and nn_pool.cpp.
 #include "minigrad/dsl/nn/conv.hpp"
 
 #include "minigrad/dsl/expr.hpp"

@@ -1,4 +1,4 @@
-// Typed builder functions for the nn family (ir/ops/nn.cpp): conv and pooling in NCHW.
+// Typed builder functions for the nn family (ir/ops/nn.cpp, nn_pool.cpp): conv and pooling in NCHW.
 // They only fill attributes; the ops' infer rules validate everything. The *_grad and
 // *_select ops are what the VJPs are made of (so grad of grad works); a model only needs
 // conv2d, max_pool2d and avg_pool2d. Bias is not part of conv2d (add it with broadcasting).

@@ -1,5 +1,5 @@
 // Interpreter kernels of the nn family (conv and pooling, NCHW, f32/f64), shared by the
-// registry file nn.cpp and the kernel files nn_conv_kernels.cpp / nn_pool_kernels.cpp.
+// registry files nn.cpp / nn_pool.cpp and the kernel files nn_conv_kernels.cpp / nn_pool_kernels.cpp.
 // Geometry is PyTorch's: out = floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1, and
 // pooling's ceil_mode (pool_out_size).
 // Invariant: every kernel writes each output element exactly once (gradients zero their

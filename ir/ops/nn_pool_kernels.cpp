@@ -45,7 +45,8 @@ Window window(const PoolGeom& g, std::int64_t i, std::int64_t j) {
 struct AvgDivisor {
   bool include_pad;
   std::int64_t override_;
-  explicit AvgDivisor(const Attrs& a) : include_pad(a.boolean("count_include_pad")), override_(a.i64("divisor_override")) {}
+  explicit AvgDivisor(const Attrs& a)
+      : include_pad(a.boolean("count_include_pad")), override_(a.i64("divisor_override")) {}
   std::int64_t operator()(const PoolGeom& g, const Window& w) const {
     if (override_ != 0) return override_;
     if (!include_pad) return (w.h1 - w.h0) * (w.w1 - w.w0);

@@ -1,4 +1,4 @@
-// Known-value tests for the nn family (ir/ops/nn.cpp): hand-computed convs (identity and
+// Known-value tests for the nn family (ir/ops/nn.cpp, nn_pool.cpp): hand-computed convs (identity and
 // all-ones kernels, stride, dilation, groups), the im2col/GEMM, pointwise and chunked
 // paths of conv2d and both its adjoints against naive loops on many random shapes
 // (integer-valued f64, so the comparison is exact), pooling values with padding,
