@@ -110,7 +110,7 @@ TEST(RdpAccountant, OpacusRdpAccountant) {
 
 // TF Privacy compute_dp_sgd_privacy_test (dp_accounting's RdpAccountant, the Balle-style
 // conversion, orders [1.25 .. 4.5] + 5..63 + [128, 256, 512], steps = ceil(epochs n / batch)):
-// (n, batch, sigma, epochs, delta) -> (eps, order), eps to places=7.
+// (n, batch, sigma, epochs, delta) -> (eps, order).
 TEST(RdpAccountant, TfPrivacyComputeDpSgdPrivacy) {
   std::vector<double> orders{1.25, 1.5, 1.75, 2., 2.25, 2.5, 3., 3.5, 4., 4.5};
   for (int a = 5; a < 64; ++a) orders.push_back(a);
@@ -127,7 +127,8 @@ TEST(RdpAccountant, TfPrivacyComputeDpSgdPrivacy) {
     const double q = c.batch / c.n;
     const auto steps = static_cast<std::int64_t>(std::ceil(c.epochs * c.n / c.batch));
     const pv::PrivacySpent s = pv::epsilon(q, c.sigma, steps, c.delta, Conversion::balle, orders);
-    EXPECT_NEAR(s.epsilon, c.eps, 5e-8 * std::max(1.0, c.eps)) << c.n << " " << c.batch;
+    // They assert places=7; their values are full doubles and we agree to 12 digits.
+    EXPECT_NEAR(s.epsilon, c.eps, 1e-11 * std::max(1.0, c.eps)) << c.n << " " << c.batch;
     EXPECT_EQ(s.order, c.order) << c.n << " " << c.batch;
   }
 }
