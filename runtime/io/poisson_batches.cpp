@@ -4,6 +4,7 @@
 #include "minigrad/runtime/io/poisson_batches.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -22,6 +23,11 @@ std::uint64_t splitmix64(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
+}
+
+double log_gamma(double x) {  // without std::lgamma's write to the global signgam
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
 }
 
 std::string num(double v) {
@@ -62,11 +68,11 @@ std::int64_t poisson_capacity(std::int64_t n, double q, double tail) {
   if (q == 1) return n;
   // Walk down from k = n adding P(X = k) (underflow to 0 far out is harmless) until the tail
   // sum P(X >= k) exceeds `tail`: then P(X > k) <= tail < P(X > k - 1) and k is the answer.
-  const double log_q = std::log(q), log_1mq = std::log1p(-q), lg_n1 = std::lgamma(static_cast<double>(n) + 1);
+  const double log_q = std::log(q), log_1mq = std::log1p(-q), lg_n1 = log_gamma(static_cast<double>(n) + 1);
   double tail_sum = 0;
   for (std::int64_t k = n; k >= 0; --k) {
     const auto kd = static_cast<double>(k);
-    tail_sum += std::exp(lg_n1 - std::lgamma(kd + 1) - std::lgamma(static_cast<double>(n - k) + 1) + kd * log_q +
+    tail_sum += std::exp(lg_n1 - log_gamma(kd + 1) - log_gamma(static_cast<double>(n - k) + 1) + kd * log_q +
                          static_cast<double>(n - k) * log_1mq);
     if (tail_sum > tail) return k;
   }

@@ -16,6 +16,15 @@ namespace mg::privacy {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Both series take at least alpha terms; no analysis needs orders anywhere near this.
+constexpr double kMaxOrder = 1e6;
+
+// log|Gamma(x)| without std::lgamma's write to the global signgam (a data race when
+// accountants run on several threads).
+double log_gamma(double x) {
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
+}
 
 std::string num(double v) {  // the shortest text that reads back as v
   char buf[64];
@@ -60,10 +69,10 @@ double log_erfc(double x) {
 // log A_alpha for integer alpha: A = sum_i C(alpha, i) q^i (1-q)^(alpha-i) e^((i^2 - i)/(2 sigma^2)).
 double log_a_int(double q, double sigma, double alpha) {
   const double log_q = std::log(q), log_1mq = std::log1p(-q), two_s2 = 2.0 * sigma * sigma;
-  const double lg_a1 = std::lgamma(alpha + 1.0);
+  const double lg_a1 = log_gamma(alpha + 1.0);
   double log_a = -kInf;
   for (double i = 0; i <= alpha; i += 1.0) {
-    const double log_coef = lg_a1 - std::lgamma(i + 1.0) - std::lgamma(alpha - i + 1.0);
+    const double log_coef = lg_a1 - log_gamma(i + 1.0) - log_gamma(alpha - i + 1.0);
     log_a = log_add(log_a, log_coef + i * log_q + (alpha - i) * log_1mq + (i * i - i) / two_s2);
   }
   return log_a;
@@ -75,12 +84,12 @@ double log_a_int(double q, double sigma, double alpha) {
 double log_a_frac(double q, double sigma, double alpha) {
   const double log_q = std::log(q), log_1mq = std::log1p(-q), two_s2 = 2.0 * sigma * sigma;
   const double z0 = sigma * sigma * std::log(1.0 / q - 1.0) + 0.5;
-  const double lg_a1 = std::lgamma(alpha + 1.0), erfc_scale = std::sqrt(2.0) * sigma, log_half = std::log(0.5);
+  const double lg_a1 = log_gamma(alpha + 1.0), erfc_scale = std::sqrt(2.0) * sigma, log_half = std::log(0.5);
   double log_a0 = -kInf, log_a1 = -kInf;
   for (std::int64_t k = 0;; ++k) {
     const double i = static_cast<double>(k), j = alpha - i;
     int sign = 1;  // sign of C(alpha, i) = sign of Gamma(alpha - i + 1)
-    const double log_coef = lg_a1 - std::lgamma(i + 1.0) - ::lgamma_r(j + 1.0, &sign);
+    const double log_coef = lg_a1 - log_gamma(i + 1.0) - ::lgamma_r(j + 1.0, &sign);
     const double log_t0 = log_coef + i * log_q + j * log_1mq;
     const double log_t1 = log_coef + j * log_q + i * log_1mq;
     const double log_e0 = log_half + log_erfc((i - z0) / erfc_scale);
@@ -106,9 +115,14 @@ double log_a_frac(double q, double sigma, double alpha) {
   return log_add(log_a0, log_a1);
 }
 
+void check_order(double a) {
+  if (!(a > 1)) throw UserError("RDP order must be > 1, got " + num(a));
+  if (a > kMaxOrder && !std::isinf(a))
+    throw UserError("RDP order " + num(a) + " is above the supported " + num(kMaxOrder) + " (or use inf)");
+}
+
 void check_orders(std::span<const double> orders) {
-  for (double a : orders)
-    if (!(a > 1)) throw UserError("RDP orders must be > 1, got " + num(a));
+  for (double a : orders) check_order(a);
 }
 
 std::span<const double> or_default(std::span<const double> orders) {
@@ -131,7 +145,7 @@ double sampled_gaussian_rdp(double q, double sigma, double alpha) {
   if (!(q >= 0 && q <= 1)) throw UserError("sampling rate q must be in [0, 1], got " + num(q));
   if (!(sigma > 0) || !std::isfinite(sigma))
     throw UserError("noise multiplier sigma must be positive and finite, got " + num(sigma));
-  if (!(alpha > 1)) throw UserError("RDP order must be > 1, got " + num(alpha));
+  check_order(alpha);
   if (q == 0) return 0;
   if (q == 1) return alpha / (2 * sigma * sigma);  // the Gaussian mechanism itself
   if (std::isinf(alpha)) return kInf;

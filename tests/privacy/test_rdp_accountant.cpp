@@ -248,6 +248,8 @@ TEST(RdpAccountant, BadInputIsAUserError) {
   EXPECT_THROW(pv::sampled_gaussian_rdp(0.1, -1, 2), mg::UserError);
   EXPECT_THROW(pv::sampled_gaussian_rdp(0.1, std::nan(""), 2), mg::UserError);
   EXPECT_THROW(pv::sampled_gaussian_rdp(0.1, 1, 1.0), mg::UserError);
+  EXPECT_THROW(pv::sampled_gaussian_rdp(0.1, 1, 1e7), mg::UserError);  // would take 1e7 terms
+  EXPECT_EQ(pv::sampled_gaussian_rdp(0.1, 1, kInf), kInf);
   EXPECT_THROW(pv::epsilon(0.1, 1, 10, 0.0), mg::UserError);
   EXPECT_THROW(pv::epsilon(0.1, 1, 10, 1.0), mg::UserError);
   EXPECT_THROW(pv::epsilon(0.1, 1, -1, 1e-5), mg::UserError);
