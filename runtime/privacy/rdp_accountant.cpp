@@ -150,7 +150,9 @@ double sampled_gaussian_rdp(double q, double sigma, double alpha) {
   if (q == 1) return alpha / (2 * sigma * sigma);  // the Gaussian mechanism itself
   if (std::isinf(alpha)) return kInf;
   const double log_a = alpha == std::floor(alpha) ? log_a_int(q, sigma, alpha) : log_a_frac(q, sigma, alpha);
-  return log_a / (alpha - 1);
+  // A_alpha >= 1 (Jensen: E[(mu/mu0)^alpha] >= E[mu/mu0]^alpha = 1); where the true RDP is
+  // ~1e-22 (q ~ 1e-9, sigma ~ 170) rounding can leave log A at -1e-23.
+  return std::max(0.0, log_a) / (alpha - 1);
 }
 
 std::vector<double> compute_rdp(double q, double sigma, std::int64_t steps, std::span<const double> orders) {

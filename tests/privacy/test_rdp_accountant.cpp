@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "minigrad/ir/errors.hpp"
@@ -239,6 +240,21 @@ TEST(RdpAccountant, ExtremeParametersStayFinite) {
   // No privacy at all: eps inf when every order gives inf.
   const pv::PrivacySpent none = pv::privacy_spent(std::vector<double>{2, 3}, std::vector<double>{kInf, kInf}, 1e-5);
   EXPECT_EQ(none.epsilon, kInf);
+}
+
+// A log-uniform sweep over q in [1e-9, 1), sigma in [0.1, 200], orders in (1, 3e4], a third of
+// them integers: RDP is finite and >= 0 everywhere (A_alpha >= 1) and the series never fail.
+TEST(RdpAccountant, RandomParametersGiveFiniteNonNegativeRdp) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int t = 0; t < 5000; ++t) {
+    const double q = std::min(0.999, std::pow(10, -9 * u(rng)));
+    const double sigma = std::pow(10, -1 + 3.3 * u(rng));
+    double a = 1 + std::pow(10, -2 + 4.5 * u(rng));
+    if (u(rng) < 0.3) a = std::max(2.0, std::round(a));
+    const double r = pv::sampled_gaussian_rdp(q, sigma, a);
+    EXPECT_TRUE(std::isfinite(r) && r >= 0) << q << " " << sigma << " " << a << " -> " << r;
+  }
 }
 
 TEST(RdpAccountant, BadInputIsAUserError) {
