@@ -134,6 +134,46 @@ TEST(RdpAccountant, TfPrivacyComputeDpSgdPrivacy) {
   }
 }
 
+// Opacus opacus/accountants/analysis/rdp.py docstring (a doctest, +NUMBER): mechanisms
+// (q 1e-5, sigma 1, 10 steps) and (q 1e-4, sigma 3, 4 steps) composed, orders 2..32,
+// delta 1e-5 -> (0.336, 23) with the Balle conversion.
+TEST(RdpAccountant, OpacusDocstringExample) {
+  std::vector<double> orders;
+  for (int a = 2; a <= 32; ++a) orders.push_back(a);
+  pv::RdpAccountant acc;
+  acc.step(1.0, 1e-5, 10);
+  acc.step(3.0, 1e-4, 4);
+  const pv::PrivacySpent s = acc.privacy_spent(1e-5, Conversion::balle, orders);
+  EXPECT_NEAR(s.epsilon, 0.336, 5e-4);
+  EXPECT_EQ(s.order, 23);
+}
+
+// A soundness check after TF Privacy compute_dp_sgd_privacy_test's: treating subsampling as
+// dividing the noise by q (a CLT approximation that can only under-state eps, Dong, Roth, Su
+// 2019), T steps are one Gaussian mechanism with noise sigma / (q sqrt(T)) (mu-GDP with
+// mu = q sqrt(T) / sigma); its optimal delta at our eps (Balle, Wang 2018, Thm. 8) must not
+// exceed the delta asked, or our eps would be unsoundly small. (TF's test multiplies by
+// sqrt(T) instead, which leaves almost no delta to check.) Here the bound's eps is 52-89%
+// of ours, so an eps under-stated by half fails.
+TEST(RdpAccountant, EpsilonIsAboveTheGaussianLowerBound) {
+  struct Case {
+    double q, sigma;
+    std::int64_t steps;
+    double delta;
+  };
+  const Case cases[] = {{150.0 / 60000, 1.3, 6000, 1e-5}, {0.001, 1.0, 30000, 1e-7}, {0.04, 1.5, 2250, 1e-5},
+                        {256.0 / 60000, 1.1, 14062, 1e-5}, {0.01, 0.8, 10000, 1e-6}, {0.1, 4.0, 1000, 1e-5}};
+  for (const Case& c : cases)
+    for (Conversion conv : {Conversion::balle, Conversion::classic}) {
+      const double eps = pv::epsilon(c.q, c.sigma, c.steps, c.delta, conv).epsilon;
+      const double mu_sigma = c.sigma / (c.q * std::sqrt(static_cast<double>(c.steps)));
+      double low_delta = 0.5 * std::erfc((eps * mu_sigma - 0.5 / mu_sigma) / std::sqrt(2.0));
+      low_delta -= std::exp(eps) * 0.5 * std::erfc((eps * mu_sigma + 0.5 / mu_sigma) / std::sqrt(2.0));
+      EXPECT_LE(low_delta, c.delta) << c.q << " " << c.sigma << " " << c.steps;
+      EXPECT_GT(eps, 0);
+    }
+}
+
 // TF Privacy tutorials/README.md (mnist_dpsgd_tutorial: batch 256 of 60000, steps = epochs *
 // 60000 // 256, default orders, delta 1e-5, the classic conversion of its time): the "Select
 // Parameters" table and the "Expected Output" lines (epochs 1, 2, 60 of its first row), eps to
