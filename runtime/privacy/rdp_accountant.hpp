@@ -31,7 +31,7 @@ std::vector<double> compute_rdp(double q, double sigma, std::int64_t steps, std:
 //   balle:   ε = rdp - (log δ + log α)/(α - 1) + log((α - 1)/α)   (Balle et al. 2020,
 //            Theorem 21; current Opacus `get_privacy_spent`, TF Privacy / dp_accounting)
 //   classic: ε = rdp - log δ/(α - 1)                               (Mironov 2017, Prop. 3;
-//            the conversion of TF Privacy's tutorial table and Opacus before 1.0)
+//            the conversion of TF Privacy's tutorial table and original rdp_accountant)
 enum class Conversion { balle, classic };
 Conversion parse_conversion(const std::string& name);  // "balle" | "classic", else UserError
 const char* to_string(Conversion c);
