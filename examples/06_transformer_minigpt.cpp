@@ -7,8 +7,9 @@
 // temperature and top-k through a KV cache (each new character costs one position, not
 // the whole prefix) and reports tokens/s. Exits 1 unless validation loss beat the
 // unigram baseline by a clear margin (so a broken model fails the test).
-//   06_transformer_minigpt [--steps N] [--seconds S] [--batch B] [--seed S] [--samples N] ...
-// --seconds S (instead of --steps) trains for S seconds (evaluation excluded), the cosine
+//   06_transformer_minigpt [--seconds S] [--seconds 0 --steps N] [--batch B] [--seed S] ...
+// By default it trains for --seconds 180 (evaluation excluded; --seconds 0 --steps N for a
+// fixed number of steps instead), the cosine
 // schedule fitted to the steps that fit, as bench/torch_minigpt.py does: a same-wall-time
 // comparison with PyTorch.
 #include <algorithm>
@@ -140,7 +141,7 @@ class Sampler {
 
 int main(int argc, char** argv) try {
   examples::Args args(argc, argv,
-                      {{"steps", "1500"}, {"seconds", "0"}, {"batch", "16"}, {"seed", "0"}, {"lr", "0.002"},
+                      {{"steps", "1500"}, {"seconds", "180"}, {"batch", "16"}, {"seed", "0"}, {"lr", "0.002"},
                        {"warmup", "100"}, {"eval-every", "250"}, {"eval-batches", "40"}, {"samples", "3"},
                        {"sample-chars", "240"}, {"final-batches", "0"}, {"temperature", "0.8"}, {"top-k", "20"},
                        {"data", "/usr/share/games/fortunes"}});
