@@ -6,7 +6,7 @@
 //   (c) miniGPT training step: examples/minigpt.hpp (ctx 64, 4 layers, 4 heads, d 128),
 //       batch 16, AdamW, clipping
 // Ours through the interpreter and the C99 JIT (b, c). Prints median ms and ours/libtorch.
-//   transformer_bench [--iters N] [--warmup N] [--threads 1,2]
+//   transformer_bench [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT]
 #include <cblas.h>
 #include <omp.h>
 
@@ -126,15 +126,17 @@ struct Workload {
 int main(int argc, char** argv) {
   int iters = 100, warmup = 10;
   std::vector<int> threads{1, 2};
+  std::string only;  // a workload name's first word: attention, PINN, miniGPT
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
     else if (!std::strcmp(argv[i], "--threads")) {
       threads.clear();
       for (char c : std::string(argv[i + 1]))
         if (c >= '1' && c <= '9') threads.push_back(c - '0');
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT]\n", argv[0]);
       return 2;
     }
   }
@@ -155,6 +157,7 @@ int main(int argc, char** argv) {
   std::printf("median ms after warm-up; ratio = ours / libtorch (below 1: we are faster)\n\n");
   std::printf("%-44s %3s %10s %10s %10s %9s %9s\n", "workload", "thr", "ours", "ours C99", "libtorch", "ratio", "C99 ratio");
   for (const Workload& w : workloads) {
+    if (!only.empty() && std::string(w.name).rfind(only, 0) != 0) continue;
     const int n = std::max(5, iters / w.iters_scale), wu = std::max(2, warmup / w.iters_scale);
     for (int t : threads) {
       const double ours = bench::in_child([&] { return w.ours(Backend::interpreter, t, wu, n); });
