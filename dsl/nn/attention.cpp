@@ -43,15 +43,17 @@ AttentionResult attend(const char* op, const Tensor& q, const Tensor& k, const T
     fail(op, "k and v must have the same number of keys S, got " + to_string(k.type()) + " and " + to_string(v.type()));
   const std::int64_t L = q.size(-2), S = k.size(-2);
   Tensor scores = matmul(Tensor(q * scale, loc), k.transpose(-2, -1, loc), loc);  // [..., L, S]
-  if (is_causal) {
-    Tensor future = triu(graph_of(q, loc).ones({L, S}, boolean, loc), 1, loc);  // j > i
-    blocked = combine_blocked(blocked, future, loc);
-  }
   if (additive.valid()) {
     if (additive.dtype() != q.dtype())
       fail(op, "a float mask must have the dtype of q (" + std::string(name_of(q.dtype())) + "), got " +
                    to_string(additive.type()));
     scores = Tensor(scores + additive, loc);
+  }
+  if (is_causal) {  // -inf where j > i, added: a constant [L, S] the fold pass computes once, and
+                    // the backward pass needs no select (add passes the cotangent through)
+    Graph gq = graph_of(q, loc);
+    Tensor future = triu(gq.ones({L, S}, boolean, loc), 1, loc);
+    scores = Tensor(scores + masked_fill(gq.zeros({L, S}, q.dtype(), loc), future, -INFINITY, loc), loc);
   }
   if (blocked.valid()) scores = masked_fill(scores, blocked, -INFINITY, loc);
   Tensor weights = softmax(scores, -1, loc);
