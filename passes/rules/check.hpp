@@ -12,6 +12,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,7 +26,11 @@ namespace mg::passes::rules {
 struct CheckOptions {
   // Per Z3 query. The hardest shipped proof (x/x = 1 for finite nonzero f64 x) takes ~5 s
   // bit-blasted on a loaded 2-core machine; a timeout leaves a rule unproven, never proven.
-  unsigned timeout_ms = 10000;
+  unsigned timeout_ms = 10000;  // 0: no time limit
+  // Z3 resource units per query (Z3's `rlimit`), 0: none. Unlike the time limit it is
+  // deterministic: a proof that fits succeeds however loaded the machine is, so tests
+  // bound work this way and leave the clock unbounded.
+  unsigned rlimit = 0;
 };
 
 enum class Verdict : std::uint8_t { proved, refuted, unknown, skipped };
@@ -35,6 +40,7 @@ struct TheoryResult {
   Verdict verdict = Verdict::skipped;
   std::string counterexample;  // "x = -0, y = 1.5" when refuted
   double seconds = 0;
+  std::uint64_t work = 0;  // Z3's resource units spent (its "rlimit count"), all attempts
 };
 
 struct CheckResult {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -206,6 +207,13 @@ std::string show_value(z3::model& m, const z3::expr& x, bool ieee) {
   return buf;
 }
 
+std::uint64_t rlimit_count(z3::solver& s) {
+  z3::stats st = s.statistics();
+  for (unsigned i = 0; i < st.size(); ++i)
+    if (st.key(i) == "rlimit count") return static_cast<std::uint64_t>(st.is_uint(i) ? st.uint_value(i) : st.double_value(i));
+  return 0;
+}
+
 TheoryResult prove(const Rule& r, unsigned ebits, unsigned sbits, const CheckOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   TheoryResult out;
@@ -256,7 +264,9 @@ TheoryResult prove(const Rule& r, unsigned ebits, unsigned sbits, const CheckOpt
       z3::solver s = make(attempt);
       z3::params p(c);
       // the bit-blasting attempt (and the only real-number one) gets the full limit
-      p.set("timeout", attempt == 0 || !ebits ? opt.timeout_ms : opt.timeout_ms / 2);
+      unsigned ms = opt.timeout_ms ? opt.timeout_ms : std::numeric_limits<unsigned>::max();
+      p.set("timeout", attempt == 0 || !ebits ? ms : ms / 2);
+      if (opt.rlimit) p.set("rlimit", opt.rlimit);
       s.set(p);
       for (unsigned i = 0; i < facts.size(); ++i) s.add(facts[i]);
       try {
@@ -264,6 +274,7 @@ TheoryResult prove(const Rule& r, unsigned ebits, unsigned sbits, const CheckOpt
       } catch (const z3::exception&) {  // e.g. the SAT tactic on uninterpreted functions
         verdict = z3::unknown;
       }
+      out.work += rlimit_count(s);
       if (verdict == z3::unknown) why = s.reason_unknown();
       else solved.emplace(s);
     }

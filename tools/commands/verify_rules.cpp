@@ -25,13 +25,16 @@ std::vector<Array> interpret(const ir::Graph& g, const std::vector<Array>& input
 
 int run_verify_rules(const Command& self, Args args) {
   po::options_description options = options_section();
-  options.add_options()("timeout-ms", po::value<unsigned>()->default_value(passes::rules::CheckOptions{}.timeout_ms), "Z3 time limit per query")(
+  options.add_options()("timeout-ms", po::value<unsigned>()->default_value(passes::rules::CheckOptions{}.timeout_ms), "Z3 time limit per query (0: none)")(
+      "rlimit", po::value<unsigned>()->default_value(0),
+      "Z3 resource units per query (deterministic, unlike the time limit; 0: none)")(
       "rule", po::value<std::vector<std::string>>()->value_name("NAME"), "check only these rules")(
       "quiet,q", "print only failures and the summary");
   po::variables_map vm;
   if (!parse_command_line(self, args, options, {}, 0, vm)) return kOk;
   passes::rules::CheckOptions opt;
   opt.timeout_ms = vm["timeout-ms"].as<unsigned>();
+  opt.rlimit = vm["rlimit"].as<unsigned>();
   std::vector<std::string> only;
   if (vm.count("rule")) only = vm["rule"].as<std::vector<std::string>>();
   const auto& set = passes::rules::shipped_rules();
@@ -41,8 +44,8 @@ int run_verify_rules(const Command& self, Args args) {
   std::map<std::string, int> counts;
   int failures = 0;
   double total = 0;
-  std::printf("%-28s %-11s %-11s %-9s %-9s %-9s %8s\n", "rule", "declared", "proven", "reals", "f32", "f64",
-              "seconds");
+  std::printf("%-28s %-11s %-11s %-9s %-9s %-9s %8s %12s\n", "rule", "declared", "proven", "reals", "f32", "f64",
+              "seconds", "z3 units");
   for (const auto& r : set.rules) {
     if (!only.empty() && std::find(only.begin(), only.end(), r.name) == only.end()) continue;
     auto res = passes::rules::check_rule(r, interpret, opt);
@@ -53,11 +56,12 @@ int run_verify_rules(const Command& self, Args args) {
     failures += ok ? 0 : 1;
     if (ok && vm.count("quiet")) continue;
     auto v = [&](const passes::rules::TheoryResult& t) { return std::string(passes::rules::name_of(t.verdict)); };
-    std::printf("%-28s %-11s %-11s %-9s %-9s %-9s %8.3f\n", r.name.c_str(),
+    std::printf("%-28s %-11s %-11s %-9s %-9s %-9s %8.3f %12llu\n", r.name.c_str(),
                 std::string(passes::rules::name_of(r.declared)).c_str(),
                 std::string(passes::rules::name_of(res.proven)).c_str(),
                 r.scalar ? v(res.reals).c_str() : "numeric", r.scalar ? v(res.f32).c_str() : v(res.numeric).c_str(),
-                r.scalar ? v(res.f64).c_str() : "-", res.seconds);
+                r.scalar ? v(res.f64).c_str() : "-", res.seconds,
+                static_cast<unsigned long long>(res.reals.work + res.f32.work + res.f64.work));
     if (!ok || (!res.note.empty() && res.proven != passes::rules::Label::exact))
       std::printf("    %s%s\n", ok ? "why not exact: " : "MISMATCH: ", res.note.c_str());
   }
