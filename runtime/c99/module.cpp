@@ -209,9 +209,11 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
 
   std::map<std::string, std::string> support;
   std::vector<std::string> support_order;
-  StepOptions so{!opt.standalone, [&](const std::string& name, const std::string& code) {
-                   if (support.emplace(name, code).second) support_order.push_back(name);
-                 }};
+  StepOptions so;
+  so.blas = !opt.standalone;
+  so.support = [&](const std::string& name, const std::string& code) {
+    if (support.emplace(name, code).second) support_order.push_back(name);
+  };
   emit_steps(g, s, so, w);
 
   // Outputs and next states that live elsewhere are copied last.
