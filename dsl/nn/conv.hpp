@@ -28,7 +28,7 @@ struct AvgPool2dOptions {
   Pair padding = {0, 0};  // at most half the kernel; zeros
   bool ceil_mode = false;
   bool count_include_pad = true;  // divide by the window clipped to the padded input, not to the input
-  std::optional<std::int64_t> divisor_override;  // divide every window by this (not 0)
+  std::optional<std::int64_t> divisor_override = std::nullopt;  // divide every window by this (not 0)
 };
 Tensor max_pool2d(const Tensor& x, const MaxPool2dOptions& options, Loc loc = Loc::current());
 Tensor avg_pool2d(const Tensor& x, const AvgPool2dOptions& options, Loc loc = Loc::current());
