@@ -70,6 +70,7 @@ void register_all_ops() {
   register_nn_ops();
   register_pool_ops();
   register_fused_ops();
+  register_numerics_hints();  // a column over the families above
 }
 
 }  // namespace mg::ir

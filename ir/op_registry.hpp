@@ -118,6 +118,10 @@ struct OpDef {
   // Z3 semantics of an elementwise op (ir/smt.hpp), used to prove rewrite rules; empty for
   // tensor-level ops (rules over them are checked structurally).
   SmtFn smt;
+  // Glass box (runtime/glassbox/): a short plain-English reason this op can turn finite
+  // operands into NaN/Inf ("log of a negative or zero value"); empty: it cannot, or no
+  // reason is known. Filled in ir/ops/numerics_hints.cpp.
+  std::string numerics_hint;
   OpTestSpec test;
 };
 

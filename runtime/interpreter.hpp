@@ -53,13 +53,14 @@ class Executable {
   // liveness; inputs, constants and returned outputs not counted).
   std::size_t peak_bytes() const;
   std::size_t num_steps() const;  // op nodes executed per run
+  bool checks_numerics() const;   // compiled with Checks::numerics (or MG_CHECK_NUMERICS)
   // Backend::c99: the generated C source the module was compiled from; "" otherwise.
   std::string source_path() const;
   const ir::Graph& graph() const;
   const std::vector<ir::NodeId>& outputs() const;
 
  private:
-  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>, std::vector<StateUpdate>, Backend);
+  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>, std::vector<StateUpdate>, Backend, Checks);
   struct Impl;
   explicit Executable(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
@@ -68,7 +69,8 @@ class Executable {
 // Verifies the graph, then plans it (the interpreter) or emits and compiles it (c99).
 // The graph must outlive the Executable.
 Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs,
-                   std::vector<StateUpdate> state = {}, Backend backend = Backend::interpreter);
+                   std::vector<StateUpdate> state = {}, Backend backend = Backend::interpreter,
+                   Checks checks = {});
 Executable compile(std::span<const ir::Value> outputs);
 
 // One-shot convenience: compile and run.

@@ -16,7 +16,7 @@ constexpr Command kCommands[] = {
      "offending line with a caret.",
      run_check},
     {"run", "run a graph in the interpreter on .npy inputs; write .npy outputs",
-     "run FILE.mgir --input NAME=PATH.npy ... --out DIR [--grad] [--cotangent PATH.npy]",
+     "run FILE.mgir --input NAME=PATH.npy ... --out DIR [--grad] [--cotangent PATH.npy] [--check-numerics]",
      "Runs the graph in the reference interpreter. Every graph input is bound with\n"
      "--input NAME=PATH.npy (f32 '<f4', f64 '<f8', i64 '<i8' or bool '|b1'; dtype and shape must\n"
      "match the graph exactly). Each output is written as DIR/<output-name>.npy.\n"

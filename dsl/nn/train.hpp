@@ -29,6 +29,9 @@ struct TrainOptions {
   // pass_manager.hpp); "" runs the graph as built. Results are bit-identical either way.
   std::string passes = std::string(passes::kDefaultPipeline);
   Backend backend = Backend::interpreter;  // c99: the whole step runs as compiled C
+  // Scan every value of the step (forward, backward, update) for NaN/Inf; the first raises
+  // mg::NumericsError naming its root cause (runtime/glassbox/numerics.hpp).
+  bool check_numerics = false;
 };
 
 // Builds the update for one parameter given its gradient.

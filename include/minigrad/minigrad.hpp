@@ -12,5 +12,6 @@
 #include "minigrad/io.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/glassbox/numerics.hpp"
 #include "minigrad/runtime/interpreter.hpp"
 #include "minigrad/xtensor.hpp"

@@ -13,4 +13,5 @@ void register_creation_ops();  // ir/ops/creation.cpp (full, arange, eye, random
 void register_nn_ops();        // ir/ops/nn.cpp (conv2d and its adjoints)
 void register_pool_ops();      // ir/ops/nn_pool.cpp (max/avg pooling and their adjoints)
 void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one loop)
+void register_numerics_hints();  // ir/ops/numerics_hints.cpp (OpDef::numerics_hint of every family)
 }  // namespace mg::ir
