@@ -279,7 +279,8 @@ Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std:
   ir::verify(graph);
   auto impl = std::make_unique<Executable::Impl>(graph, std::move(outputs), std::move(state));
   impl->check_numerics = checks.numerics || glassbox::numerics_from_env();
-  if (backend == Backend::c99) impl->native = std::make_unique<c99::NativeRunner>(graph, impl->outputs, impl->state);
+  if (backend == Backend::c99)
+    impl->native = std::make_unique<c99::NativeRunner>(graph, impl->outputs, impl->state, impl->check_numerics);
   return Executable(std::move(impl));
 }
 

@@ -58,6 +58,27 @@ std::string describe(const ir::Graph& g, ir::NodeId id) {
   return c_comment_text(s);  // file names are user input too: keep the comment closed
 }
 
+// Options::check_numerics: after node id's loop, return -(id + 1) when its value holds a
+// NaN or Inf (exponent bits all ones; branch-free, so the scan vectorises).
+void emit_check(const ir::Node& n, const StepOptions& o, ir::CWriter& w) {
+  if (!o.check_numerics || n.type.numel() == 0) return;
+  const bool f32 = n.type.dtype == DType::f32;
+  if (!f32 && n.type.dtype != DType::f64) return;
+  const std::string fn = f32 ? "mg_finite_f32" : "mg_finite_f64";
+  const std::string T = f32 ? "float" : "double", U = f32 ? "uint32_t" : "uint64_t";
+  const std::string mask = f32 ? "0x7f800000u" : "0x7ff0000000000000ull";
+  o.support(fn, "static int " + fn + "(const " + T + "* p, int64_t n) {  /* the glass box's numerics check */\n"
+                "  " + U + " any = 0;\n"
+                "  for (int64_t i = 0; i < n; ++i) {\n"
+                "    union { " + T + " f; " + U + " u; } c;\n"
+                "    c.f = p[i];\n"
+                "    any |= (" + U + ")((c.u & " + mask + ") == " + mask + ");\n"
+                "  }\n"
+                "  return any == 0;\n}\n");
+  w.line("if (!" + fn + "(" + ptr(n.id) + ", " + std::to_string(n.type.numel()) + ")) return -" +
+         std::to_string(n.id + 1) + ";");
+}
+
 }  // namespace
 
 void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir::CWriter& w) {
@@ -77,6 +98,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
       w.raw(body);
       w.line(ptr(id) + "[i] = " + expr + ";");
       w.close();
+      emit_check(n, o, w);
       continue;
     }
     std::vector<std::string> in;
@@ -93,6 +115,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
                           s.scratch_bytes[k] ? "(arena + " + std::to_string(s.scratch_at[k]) + ")" : ""};
     n.op->emit_c.loops(a);
     w.close();
+    emit_check(n, o, w);
   }
 }
 

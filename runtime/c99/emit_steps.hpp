@@ -11,6 +11,7 @@ namespace mg::rt::c99 {
 struct StepOptions {
   bool blas = false;
   std::function<void(const std::string& name, const std::string& code)> support;
+  bool check_numerics = false;  // Options::check_numerics
 };
 
 // Writes every step of `s`; value k is reachable as the pointer `v<k>` (declared by the

@@ -20,8 +20,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 class Numerics : public ::testing::TestWithParam<Backend> {
  protected:
   // Runs `outs` of `g` with checks on and returns the report (fails when none is raised).
-  NumericsReport report(const Graph& g, std::vector<Tensor> outs, std::vector<Feed> feeds) {
-    Executable exe = compile(g, std::move(outs), CompileOptions{.backend = GetParam(), .check_numerics = true});
+  static NumericsReport report_of(const Graph& g, std::vector<Tensor> outs, const std::vector<Feed>& feeds,
+                                  Backend backend) {
+    Executable exe = compile(g, std::move(outs), CompileOptions{.backend = backend, .check_numerics = true});
     try {
       exe.run(feeds);
     } catch (const NumericsError& e) {
@@ -29,6 +30,17 @@ class Numerics : public ::testing::TestWithParam<Backend> {
     }
     ADD_FAILURE() << "no NumericsError";
     return {};
+  }
+  // The report of this executor, checked to be the interpreter's but for its last line.
+  static NumericsReport report(const Graph& g, std::vector<Tensor> outs, const std::vector<Feed>& feeds) {
+    NumericsReport r = report_of(g, outs, feeds, GetParam());
+    EXPECT_EQ(r.executor, GetParam() == Backend::c99 ? "c99" : "interpreter");
+    if (GetParam() == Backend::c99) {
+      NumericsReport ref = report_of(g, outs, feeds, Backend::interpreter);
+      ref.executor = r.executor;
+      EXPECT_EQ(r.text(), ref.text());
+    }
+    return r;
   }
 };
 
@@ -149,6 +161,7 @@ TEST_P(Numerics, InsideAFusedNodeNamesTheOpInTheRegion) {
     FAIL() << "no NumericsError";
   } catch (const NumericsError& e) {
     const NumericsReport& r = e.report();
+    EXPECT_EQ(r.executor, GetParam() == Backend::c99 ? "c99" : "interpreter");
     EXPECT_EQ(r.op, "sqrt") << r.text();
     EXPECT_EQ(r.loc.line, static_cast<std::uint32_t>(line));
     EXPECT_NE(r.inside.find("fused("), std::string::npos) << r.text();
@@ -182,7 +195,7 @@ TEST_P(Numerics, OffByDefaultAndOnByEnvironment) {
   EXPECT_NO_THROW(checked.run({{"x", Array::from<float>({2}, {1, 2})}}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Executors, Numerics, ::testing::Values(Backend::interpreter),
+INSTANTIATE_TEST_SUITE_P(Executors, Numerics, ::testing::Values(Backend::interpreter, Backend::c99),
                          [](const auto& info) { return info.param == Backend::interpreter ? "interpreter" : "c99"; });
 
 }  // namespace
