@@ -50,6 +50,18 @@ class GlassBoxCliTest(CliTestCase):
         self.assertIn("[1]=-0.5", err)
         self.assertNotIn("reduce_sum(%3) :", err.split("text IR line")[0])
 
+    def test_view_prints_the_graph_by_role(self):
+        g = self.write("log.mgir", LOG_GRAPH)
+        out = self.minigrad("view", g).stdout
+        self.assertTrue(out.startswith("graph: 1 input, 4 values, 1 output (forward 4)\n"), out)
+        self.assertRegex(out, r"%3 +log\(%2\) +f32\[3\] +model.cpp:11\n")
+        self.assertRegex(out, r"reduce_sum\(%3\) +f32\[\] +model.cpp:12 +=> loss\n")
+        grad = self.minigrad("view", g, "--grad", "--no-locations").stdout
+        self.assertIn("backward (grad)\n", grad)
+        self.assertIn("=> grad_x", grad)
+        self.assertNotIn("model.cpp", grad)
+        self.minigrad("view", os.path.join(self.tmp, "missing.mgir"), expect=1)
+
 
 if __name__ == "__main__":
     main(__doc__)
