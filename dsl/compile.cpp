@@ -90,7 +90,7 @@ Executable compile(const Graph& g, std::vector<Tensor> outputs, Backend backend)
 }
 
 Executable compile(const Graph& g, std::vector<Tensor> outputs, CompileOptions options) {
-  return Executable(g.shared(), std::move(outputs), options.backend, rt::Checks{.numerics = options.check_numerics});
+  return Executable(g.shared(), std::move(outputs), options.backend, rt::Checks{.numerics = options.check_numerics, .profile = options.profile});
 }
 
 }  // namespace mg

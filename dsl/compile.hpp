@@ -23,6 +23,8 @@ struct CompileOptions {
   // Scan every value for NaN/Inf; the first raises mg::NumericsError naming its root cause
   // (the op, the text-IR line, your line, the operands). Off: no cost at all.
   bool check_numerics = false;
+  // Time every node (the interpreter): mg::telemetry(exe) prints the table.
+  bool profile = false;
 };
 
 // Converts a user's array type to an Array; specialised for xtensor expressions in
@@ -64,6 +66,7 @@ class Executable {
   std::size_t num_steps() const;   // op nodes executed per run
   std::string source_path() const;  // Backend::c99: the generated C source; "" otherwise
   std::string ir_text() const;     // the IR of what runs (outputs' cone only)
+  const rt::Executable& runtime() const { return *impl_; }  // the executor (telemetry, memory plan)
 
  private:
   std::shared_ptr<ir::Graph> graph_;  // keeps the graph alive

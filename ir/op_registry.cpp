@@ -42,6 +42,12 @@ OpDef& defined_op(std::string_view name) {
   return *it->second;
 }
 
+std::vector<OpDef*> defined_ops() {
+  std::vector<OpDef*> out;
+  for (auto& [name, def] : storage().by_name) out.push_back(def);
+  return out;
+}
+
 const OpDef* find_op(std::string_view name) {
   Registry& r = registry();
   auto it = r.by_name.find(name);
@@ -70,7 +76,8 @@ void register_all_ops() {
   register_nn_ops();
   register_pool_ops();
   register_fused_ops();
-  register_numerics_hints();  // a column over the families above
+  register_numerics_hints();  // columns over the families above
+  register_flop_counts();
 }
 
 }  // namespace mg::ir

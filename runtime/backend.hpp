@@ -15,6 +15,9 @@ struct Checks {
   // naming its root cause (runtime/glassbox/numerics.hpp). Also on when the environment
   // variable MG_CHECK_NUMERICS is set (not "0") at compile time.
   bool numerics = false;
+  // Time every node the interpreter runs (Executable::profile(); tables and a Chrome trace
+  // in runtime/glassbox/telemetry.hpp). Two clock reads per node; the C99 backend ignores it.
+  bool profile = false;
 };
 
 }  // namespace mg::rt

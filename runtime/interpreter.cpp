@@ -2,6 +2,7 @@
 // buffers persist across runs (allocated once); returned outputs are fresh arrays.
 #include "minigrad/runtime/interpreter.hpp"
 
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
@@ -12,6 +13,7 @@
 #include "minigrad/runtime/view_plan.hpp"
 #include "minigrad/runtime/c99/jit.hpp"
 #include "minigrad/runtime/glassbox/numerics.hpp"
+#include "minigrad/runtime/glassbox/telemetry.hpp"
 
 namespace mg::rt {
 
@@ -36,6 +38,7 @@ struct Executable::Impl {
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
   std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
   bool check_numerics = false;  // Checks::numerics: scan every value (regions inherit it)
+  std::unique_ptr<glassbox::Profile> prof;  // Checks::profile: per-node times
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), roots(planned_outputs(outputs, state)),
@@ -174,6 +177,14 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     for (auto b : plan.slot_bytes) slots.emplace_back(Type{DType::boolean, {static_cast<std::int64_t>(b)}});
   }
 
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point run_start = prof ? Clock::now() : Clock::time_point{};
+  if (prof) {
+    prof->calls.resize(g.size());
+    prof->total_us.resize(g.size());
+    prof->last_run.clear();
+    ++prof->runs;
+  }
   std::vector<const Array*> in_ptrs;
   ir::RegionRunner run_region = [](std::size_t, std::span<const Array>) -> std::vector<Array> { return {}; };
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
@@ -196,8 +207,16 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       };
     }
     ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region, views.in_views[n.id]};
+    const Clock::time_point t0 = prof ? Clock::now() : Clock::time_point{};
     try {
       n.op->kernel(args);
+      if (prof) {
+        const Clock::time_point t1 = Clock::now();
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        prof->total_us[n.id] += us;
+        ++prof->calls[n.id];
+        prof->last_run.push_back({n.id, std::chrono::duration<double, std::micro>(t0 - run_start).count(), us});
+      }
     } catch (const NumericsError&) {
       throw;  // from a region: already names its node
     } catch (const UserError& e) {
@@ -261,6 +280,8 @@ std::size_t Executable::num_steps() const {
   return impl_->native ? impl_->native->module().num_kernels : impl_->plan.steps.size();
 }
 bool Executable::checks_numerics() const { return impl_->check_numerics; }
+const glassbox::Profile* Executable::profile() const { return impl_->prof.get(); }
+const MemoryPlan& Executable::memory_plan() const { return impl_->plan; }
 const ir::Graph& Executable::graph() const { return *impl_->graph; }
 const std::vector<ir::NodeId>& Executable::outputs() const { return impl_->outputs; }
 
@@ -279,6 +300,7 @@ Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std:
   ir::verify(graph);
   auto impl = std::make_unique<Executable::Impl>(graph, std::move(outputs), std::move(state));
   impl->check_numerics = checks.numerics || glassbox::numerics_from_env();
+  if (checks.profile && backend == Backend::interpreter) impl->prof = std::make_unique<glassbox::Profile>();
   if (backend == Backend::c99)
     impl->native = std::make_unique<c99::NativeRunner>(graph, impl->outputs, impl->state, impl->check_numerics);
   return Executable(std::move(impl));

@@ -20,6 +20,7 @@ namespace mg::rt {
 using Bindings = std::map<std::string, Array, std::less<>>;
 
 struct MemoryPlan;
+namespace glassbox { struct Profile; }
 
 // Persistent state (DESIGN invariant 5): a graph input whose value the executable owns,
 // and the node whose value replaces it after every run (e.g. a parameter and its
@@ -54,6 +55,9 @@ class Executable {
   std::size_t peak_bytes() const;
   std::size_t num_steps() const;  // op nodes executed per run
   bool checks_numerics() const;   // compiled with Checks::numerics (or MG_CHECK_NUMERICS)
+  // Checks::profile (interpreter): per-node times of every run so far; null otherwise.
+  const glassbox::Profile* profile() const;
+  const MemoryPlan& memory_plan() const;  // the interpreter's plan (also for Backend::c99)
   // Backend::c99: the generated C source the module was compiled from; "" otherwise.
   std::string source_path() const;
   const ir::Graph& graph() const;

@@ -97,9 +97,9 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
       state[i].update = optimized_->outputs[outputs.size() + i];
       state[i].input = optimized_->input(graph_->node(state[i].input).name).id;
     }
-    exe_ = std::make_unique<rt::Executable>(rt::compile(*optimized_, new_outputs, state, options_.backend, rt::Checks{.numerics = options_.check_numerics}));
+    exe_ = std::make_unique<rt::Executable>(rt::compile(*optimized_, new_outputs, state, options_.backend, rt::Checks{.numerics = options_.check_numerics, .profile = options_.profile}));
   } else {
-    exe_ = std::make_unique<rt::Executable>(rt::compile(*graph_, outputs, state, options_.backend, rt::Checks{.numerics = options_.check_numerics}));
+    exe_ = std::make_unique<rt::Executable>(rt::compile(*graph_, outputs, state, options_.backend, rt::Checks{.numerics = options_.check_numerics, .profile = options_.profile}));
   }
   for (auto& [name, value] : initial) exe_->set_state(name, value);
 }

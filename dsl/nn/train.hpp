@@ -32,6 +32,8 @@ struct TrainOptions {
   // Scan every value of the step (forward, backward, update) for NaN/Inf; the first raises
   // mg::NumericsError naming its root cause (runtime/glassbox/numerics.hpp).
   bool check_numerics = false;
+  // Time every node of the step (the interpreter): mg::telemetry(step.executable()).
+  bool profile = false;
 };
 
 // Builds the update for one parameter given its gradient.

@@ -14,4 +14,5 @@ void register_nn_ops();        // ir/ops/nn.cpp (conv2d and its adjoints)
 void register_pool_ops();      // ir/ops/nn_pool.cpp (max/avg pooling and their adjoints)
 void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one loop)
 void register_numerics_hints();  // ir/ops/numerics_hints.cpp (OpDef::numerics_hint of every family)
+void register_flop_counts();     // ir/ops/flop_counts.cpp (OpDef::flops of every family)
 }  // namespace mg::ir
