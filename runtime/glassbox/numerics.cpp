@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <tuple>
 
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/printer.hpp"
@@ -69,6 +70,24 @@ std::string NumericsReport::text() const {
   if (!hint.empty()) s += "  hint: " + hint + "\n";
   if (!executor.empty()) s += "  (found by the " + executor + " with numerics checks on)\n";
   return s;
+}
+
+bool NumericsReport::same_root_cause(const NumericsReport& o) const {
+  auto positions = [](const ValueStats& v) {
+    std::vector<std::vector<std::int64_t>> p;
+    for (auto& [idx, x] : v.shown) p.push_back(idx);
+    return p;
+  };
+  auto bad = [](const ValueStats& v) { return std::tuple(v.type, v.nan, v.pos_inf, v.neg_inf); };
+  if (std::tie(node, op, input_name, node_text, ir_line, ir_line_text, role, differentiating, inside, first_use, hint) !=
+          std::tie(o.node, o.op, o.input_name, o.node_text, o.ir_line, o.ir_line_text, o.role, o.differentiating, o.inside,
+                   o.first_use, o.hint) ||
+      !(loc == o.loc) || bad(result) != bad(o.result) || positions(result) != positions(o.result) ||
+      operands.size() != o.operands.size())
+    return false;
+  for (std::size_t k = 0; k < operands.size(); ++k)
+    if (bad(operands[k]) != bad(o.operands[k])) return false;
+  return true;
 }
 
 NumericsError::NumericsError(NumericsReport r) : UserError(r.text(), r.loc), report_(std::move(r)) {}
@@ -143,18 +162,33 @@ std::vector<std::int64_t> nonfinite_positions(const Array& a) {
   return out;
 }
 
-std::string describe(const ir::Graph& g, ir::NodeId id) {
+// Value names as the text IR prints them for `roots` (inputs by name, the rest numbered
+// in order), so the report reads like the line it cites.
+using Names = std::vector<std::string>;
+Names printed_names(const ir::Graph& g, std::span<const ir::NodeId> roots) {
+  const std::vector<bool> live = g.reachable_from(roots);
+  Names names(g.size());
+  std::size_t counter = g.inputs().size();
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    const ir::Node& n = g.node(id);
+    if (n.kind == ir::NodeKind::input) names[id] = "%" + ir::name_token(n.name);
+    else names[id] = live[id] ? "%" + std::to_string(counter++) : ir::value_name(g, id);
+  }
+  return names;
+}
+
+std::string describe(const ir::Graph& g, const Names& names, ir::NodeId id) {
   const ir::Node& n = g.node(id);
-  std::string s = ir::value_name(g, id) + " = " + n.op_name() + "(";
-  for (std::size_t k = 0; k < n.inputs.size(); ++k) s += (k ? ", " : "") + ir::value_name(g, n.inputs[k]);
+  std::string s = names[id] + " = " + n.op_name() + "(";
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) s += (k ? ", " : "") + names[n.inputs[k]];
   return s + ") : " + to_string(n.type);
 }
 
 // An adjoint node carries its forward node's line: name the forward op written there.
-std::string forward_at(const ir::Graph& g, const SourceLoc& loc) {
+std::string forward_at(const ir::Graph& g, const Names& names, const SourceLoc& loc) {
   for (ir::NodeId id = 0; id < g.size(); ++id) {
     const ir::Node& f = g.node(id);
-    if (f.kind == ir::NodeKind::op && f.role == ir::Role::forward && f.loc == loc) return describe(g, id);
+    if (f.kind == ir::NodeKind::op && f.role == ir::Role::forward && f.loc == loc) return describe(g, names, id);
   }
   return "the forward code on that line";
 }
@@ -216,6 +250,7 @@ std::pair<int, std::string> ir_line(const ir::Graph& g, std::span<const ir::Node
 void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, std::span<const Array> in,
                      std::span<const ir::NodeId> source, const Array& out, const char* executor) {
   const ir::Node& n = g.node(id);
+  const Names names = printed_names(g, roots);
   NumericsReport r;
   r.executor = executor;
   // A non-finite operand was not made by an op (every op's value is checked when made):
@@ -225,12 +260,12 @@ void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::
     if (s.kind == ir::NodeKind::op || all_finite(in[k])) continue;
     r.node = s.id;
     r.op = s.op_name();
-    r.input_name = s.kind == ir::NodeKind::input ? s.name : ir::value_name(g, s.id);
-    r.node_text = describe(g, s.id);
+    r.input_name = s.kind == ir::NodeKind::input ? s.name : names[s.id];
+    r.node_text = describe(g, names, s.id);
     std::tie(r.ir_line, r.ir_line_text) = ir_line(g, roots, s.id);
     r.loc = s.loc;
-    r.first_use = describe(g, id) + (n.loc.known() ? " at " + to_string(n.loc) : "");
-    r.result = stats(ir::value_name(g, s.id), in[k], {});
+    r.first_use = describe(g, names, id) + (n.loc.known() ? " at " + to_string(n.loc) : "");
+    r.result = stats(names[s.id], in[k], {});
     throw NumericsError(std::move(r));
   }
   std::tie(r.ir_line, r.ir_line_text) = ir_line(g, roots, id);
@@ -238,7 +273,7 @@ void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::
   if (rerun_region(n, in, inner)) {  // the op inside the region that made it
     r = std::move(inner);
     r.executor = executor;
-    r.inside = describe(g, id);
+    r.inside = describe(g, names, id);
     // The region prints right below its node (a header line, then its values), so a line
     // of the region's own text is offset by the node's line.
     const int outer = ir_line(g, roots, id).first;
@@ -246,19 +281,19 @@ void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::
     std::istringstream text(ir::to_text(g, roots));
     for (int no = 1; no <= r.ir_line && std::getline(text, r.ir_line_text); ++no) {
     }
-    if (r.role == ir::Role::adjoint || r.role == ir::Role::second_order) r.differentiating = forward_at(g, r.loc);
+    if (r.role == ir::Role::adjoint || r.role == ir::Role::second_order) r.differentiating = forward_at(g, names, r.loc);
     throw NumericsError(std::move(r));
   }
   r.node = id;
   r.op = n.op_name();
-  r.node_text = describe(g, id);
+  r.node_text = describe(g, names, id);
   r.loc = n.loc;
   r.role = n.role;
-  if (n.role == ir::Role::adjoint || n.role == ir::Role::second_order) r.differentiating = forward_at(g, n.loc);
+  if (n.role == ir::Role::adjoint || n.role == ir::Role::second_order) r.differentiating = forward_at(g, names, n.loc);
   const std::vector<std::int64_t> bad = nonfinite_positions(out);
-  r.result = stats(ir::value_name(g, id), out, bad);
+  r.result = stats(names[id], out, bad);
   for (std::size_t k = 0; k < in.size(); ++k)
-    r.operands.push_back(stats(ir::value_name(g, n.inputs[k]), in[k], in[k].numel() == out.numel() ? bad : std::vector<std::int64_t>{}));
+    r.operands.push_back(stats(names[n.inputs[k]], in[k], in[k].numel() == out.numel() ? bad : std::vector<std::int64_t>{}));
   r.hint = n.op ? n.op->numerics_hint : "";
   throw NumericsError(std::move(r));
 }

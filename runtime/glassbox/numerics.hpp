@@ -47,6 +47,11 @@ struct NumericsReport {
   std::string hint;               // from the op's registry entry
   std::string executor;           // "interpreter" or "c99"
   std::string text() const;       // the multi-line report
+  // The same root cause as `o`: node, op, lines, role, region, input, the result's NaN/Inf
+  // counts and positions shown, the operands' non-finite counts. (The finite statistics
+  // may differ in the last digits between executors whose kernels round differently, e.g.
+  // libm's expf and xsimd's exp; text() shows them.)
+  bool same_root_cause(const NumericsReport& o) const;
 };
 
 class NumericsError : public UserError {
