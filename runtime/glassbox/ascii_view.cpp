@@ -74,6 +74,12 @@ Line line_of(const ir::Graph& g, ir::NodeId id, const std::vector<std::string>& 
   l.what = n.op_name();
   if (n.attrs.has("kind") && !n.regions.empty()) l.what += "<" + n.attrs.str("kind") + ">";
   l.what += operands(n, names);
+  if (n.inputs.empty() && !n.attrs.items().empty()) {  // a creation op: what it makes
+    std::string a;
+    for (auto& [k, v] : n.attrs.items())
+      if (k != "dtype" && k != "shape") a += (a.empty() ? "" : ", ") + k + "=" + ir::format_attr(v);
+    if (!a.empty()) l.what.insert(l.what.size() - 1, a);  // inside the "()"
+  }
   for (const auto& region : n.regions) {
     const ir::Graph& body = *region;
     if (!opts.expand_fused) {  // collapsed: the ops it runs, in order

@@ -35,7 +35,7 @@ forward
   %2   fused<matmul>(%x, %w) [matmul tanh]               f32[2,4]  mlp.cpp:11
   %3   fused<reduce>(%2) [mul reduce_sum]                f32[]     mlp.cpp:12  => loss
 backward (grad)
-  %4   full()                                            f32[]
+  %4   full(value=1.0)                                   f32[]
   %5   reshape(%4)                                       f32[1,1]  mlp.cpp:12
   %6   fused<elementwise>(%5, %2) [broadcast_to mul square broadcast_to sub mul]  f32[2,4]  mlp.cpp:11
   %7   permute(%w)                                       f32[4,3]  mlp.cpp:10
@@ -63,7 +63,7 @@ forward
        | %2 = mul(%a0, %1) : f32[2,4]
        | %3 = reduce_sum(%2) : f32[]
 backward (grad)
-  %4   full()                      f32[]
+  %4   full(value=1.0)             f32[]
   %5   reshape(%4)                 f32[1,1]
   %6   fused<elementwise>(%5, %2)  f32[2,4]
        | %a0 = %5 : f32[1,1]
