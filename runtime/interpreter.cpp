@@ -217,8 +217,8 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
         ++prof->calls[n.id];
         prof->last_run.push_back({n.id, std::chrono::duration<double, std::micro>(t0 - run_start).count(), us});
       }
-    } catch (const NumericsError&) {
-      throw;  // from a region: already names its node
+    } catch (const NumericsError& e) {  // raised in a region this node's kernel ran
+      throw NumericsError(glassbox::in_region(g, roots, n.id, e.report()));
     } catch (const UserError& e) {
       if (e.where().known()) throw;
       throw UserError("op '" + n.op->name + "': " + e.message(), n.loc);

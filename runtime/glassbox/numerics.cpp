@@ -247,6 +247,21 @@ std::pair<int, std::string> ir_line(const ir::Graph& g, std::span<const ir::Node
   return {0, ""};
 }
 
+NumericsReport in_region(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, NumericsReport r) {
+  const Names names = printed_names(g, roots);
+  r.inside = describe(g, names, id) + (r.inside.empty() ? "" : ", in the region of " + r.inside);
+  // A single region prints right below its node (a header line, then its values), so a
+  // line of the region's own text is offset by the node's line.
+  const int outer = ir_line(g, roots, id).first;
+  r.ir_line = outer && r.ir_line && g.node(id).regions.size() == 1 ? outer + r.ir_line : 0;
+  r.ir_line_text.clear();
+  std::istringstream text(ir::to_text(g, roots));
+  for (int no = 1; no <= r.ir_line && std::getline(text, r.ir_line_text); ++no) {
+  }
+  if (r.role == ir::Role::adjoint || r.role == ir::Role::second_order) r.differentiating = forward_at(g, names, r.loc);
+  return r;
+}
+
 void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, std::span<const Array> in,
                      std::span<const ir::NodeId> source, const Array& out, const char* executor) {
   const ir::Node& n = g.node(id);
@@ -271,18 +286,8 @@ void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::
   std::tie(r.ir_line, r.ir_line_text) = ir_line(g, roots, id);
   NumericsReport inner;
   if (rerun_region(n, in, inner)) {  // the op inside the region that made it
-    r = std::move(inner);
-    r.executor = executor;
-    r.inside = describe(g, names, id);
-    // The region prints right below its node (a header line, then its values), so a line
-    // of the region's own text is offset by the node's line.
-    const int outer = ir_line(g, roots, id).first;
-    r.ir_line = outer && r.ir_line ? outer + r.ir_line : 0;
-    std::istringstream text(ir::to_text(g, roots));
-    for (int no = 1; no <= r.ir_line && std::getline(text, r.ir_line_text); ++no) {
-    }
-    if (r.role == ir::Role::adjoint || r.role == ir::Role::second_order) r.differentiating = forward_at(g, names, r.loc);
-    throw NumericsError(std::move(r));
+    inner.executor = executor;
+    throw NumericsError(in_region(g, roots, id, std::move(inner)));
   }
   r.node = id;
   r.op = n.op_name();

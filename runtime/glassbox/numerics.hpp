@@ -82,6 +82,11 @@ bool numerics_from_env();
                                   std::span<const Array> in, std::span<const ir::NodeId> source, const Array& out,
                                   const char* executor);
 
+// `r`, raised inside a region of node `id` (a fused node re-run, a loop body run by its
+// kernel), restated for the enclosing graph: `inside` names the node, the text-IR line
+// is the line in the enclosing graph's text, an adjoint names its forward node there.
+NumericsReport in_region(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, NumericsReport r);
+
 // The 1-based line of node `id` in to_text(g, roots) and the line itself; 0 when absent.
 std::pair<int, std::string> ir_line(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id);
 

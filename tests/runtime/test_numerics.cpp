@@ -7,9 +7,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "minigrad/minigrad.hpp"
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops.hpp"
 #include "minigrad/passes/pass_manager.hpp"
 
 namespace mg {
@@ -193,6 +197,53 @@ TEST_P(Numerics, OffByDefaultAndOnByEnvironment) {
   // Finite runs pass with checks on.
   Executable checked = compile(g, {y}, CompileOptions{.backend = GetParam(), .check_numerics = true});
   EXPECT_NO_THROW(checked.run({{"x", Array::from<float>({2}, {1, 2})}}));
+}
+
+TEST(NumericsRegion, InsideARegionRunByItsKernelNamesTheOpInTheBody) {
+  // A test-only op running its region on its input, as a loop (scan) runs its body.
+  static const ir::OpDef& apply = []() -> const ir::OpDef& {
+    ir::op("exp");
+    ir::OpDef& d = ir::define_op("test_numerics_apply_region");
+    d.doc = "applies region 0 to the input (test only)";
+    d.infer = [](std::span<const Type> in, const Attrs&) { return in[0]; };
+    d.kernel = [](const ir::KernelArgs& k) {
+      std::vector<Array> args{*k.in[0]};
+      std::vector<Array> r = (*k.run_region)(0, args);
+      std::memcpy(k.out.raw(), r.at(0).raw(), k.out.nbytes());
+    };
+    d.check_regions = [](const ir::Node& n, std::span<const Type>) {
+      if (n.regions.size() != 1) throw ir::TypeRuleError{"expects one region"};
+    };
+    d.not_differentiable = "test op";
+    return d;
+  }();
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {3}});
+  ir::Value y = ir::make_op(apply, {x});
+  auto body = std::make_unique<ir::Graph>();
+  {
+    LocScope at(SourceLoc{"loop.cpp", 42, 3}, true);
+    ir::Value a = body->add_input("a", Type{f64, {3}});
+    body->outputs = {ir::add_scalar(ir::log(a), 1.0).id};
+  }
+  g.mutable_node(y.id).regions.push_back(std::move(body));
+  ir::Value z = ir::exp(y);
+  rt::Executable exe = rt::compile(g, {z.id}, {}, Backend::interpreter, rt::Checks{.numerics = true});
+  try {
+    exe.run({{"x", Array::from<double>({3}, {1, -2, 3})}});
+    FAIL() << "no NumericsError";
+  } catch (const NumericsError& e) {
+    const NumericsReport& r = e.report();
+    EXPECT_EQ(r.op, "log") << r.text();
+    EXPECT_EQ(r.loc.line, 42u);
+    EXPECT_NE(r.inside.find("test_numerics_apply_region(%x)"), std::string::npos) << r.text();
+    EXPECT_EQ(r.result.nan, 1);
+    std::istringstream text(ir::to_text(g, std::vector<ir::NodeId>{z.id}));
+    std::string l;
+    for (int i = 0; i < r.ir_line; ++i) std::getline(text, l);
+    EXPECT_EQ(l, r.ir_line_text);
+    EXPECT_NE(l.find("= log("), std::string::npos) << r.text();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, Numerics, ::testing::Values(Backend::interpreter, Backend::c99),
