@@ -7,7 +7,7 @@
 
 namespace mg {
 
-Executable::Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> outputs, Backend backend)
+Executable::Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> outputs, Backend backend, rt::Checks checks)
     : graph_(std::move(graph)), outputs_(std::move(outputs)) {
   std::vector<ir::NodeId> ids;
   for (auto& t : outputs_) {
@@ -15,7 +15,7 @@ Executable::Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> out
       throw UserError("compile: every output must be a Tensor of the compiled graph", ambient_loc());
     ids.push_back(t.value().id);
   }
-  impl_ = std::make_unique<rt::Executable>(rt::compile(*graph_, std::move(ids), {}, backend));
+  impl_ = std::make_unique<rt::Executable>(rt::compile(*graph_, std::move(ids), {}, backend, checks));
 }
 
 Executable::Executable(Executable&&) noexcept = default;
@@ -87,6 +87,10 @@ std::string Executable::ir_text() const { return ir::to_text(*graph_, impl_->out
 
 Executable compile(const Graph& g, std::vector<Tensor> outputs, Backend backend) {
   return Executable(g.shared(), std::move(outputs), backend);
+}
+
+Executable compile(const Graph& g, std::vector<Tensor> outputs, CompileOptions options) {
+  return Executable(g.shared(), std::move(outputs), options.backend, rt::Checks{.numerics = options.check_numerics, .profile = options.profile});
 }
 
 }  // namespace mg

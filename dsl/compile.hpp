@@ -17,6 +17,16 @@ namespace rt { class Executable; }
 
 using Backend = rt::Backend;  // interpreter or c99
 
+// compile()'s options: `compile(g, outs, {.backend = Backend::c99, .check_numerics = true})`.
+struct CompileOptions {
+  Backend backend = Backend::interpreter;
+  // Scan every value for NaN/Inf; the first raises mg::NumericsError naming its root cause
+  // (the op, the text-IR line, your line, the operands). Off: no cost at all.
+  bool check_numerics = false;
+  // Time every node (the interpreter): mg::telemetry(exe) prints the table.
+  bool profile = false;
+};
+
 // Converts a user's array type to an Array; specialised for xtensor expressions in
 // minigrad/xtensor.hpp, open for other array libraries.
 template <class E, class Enable = void>
@@ -35,7 +45,7 @@ struct Feed {
 
 class Executable {
  public:
-  Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> outputs, Backend backend);
+  Executable(std::shared_ptr<ir::Graph> graph, std::vector<Tensor> outputs, Backend backend, rt::Checks checks = {});
   Executable(Executable&&) noexcept;
   Executable& operator=(Executable&&) noexcept;
   ~Executable();
@@ -56,6 +66,7 @@ class Executable {
   std::size_t num_steps() const;   // op nodes executed per run
   std::string source_path() const;  // Backend::c99: the generated C source; "" otherwise
   std::string ir_text() const;     // the IR of what runs (outputs' cone only)
+  const rt::Executable& runtime() const { return *impl_; }  // the executor (telemetry, memory plan)
 
  private:
   std::shared_ptr<ir::Graph> graph_;  // keeps the graph alive
@@ -66,5 +77,6 @@ class Executable {
 };
 
 Executable compile(const Graph& g, std::vector<Tensor> outputs, Backend backend = Backend::interpreter);
+Executable compile(const Graph& g, std::vector<Tensor> outputs, CompileOptions options);
 
 }  // namespace mg

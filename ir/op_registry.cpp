@@ -42,6 +42,12 @@ OpDef& defined_op(std::string_view name) {
   return *it->second;
 }
 
+std::vector<OpDef*> defined_ops() {
+  std::vector<OpDef*> out;
+  for (auto& [name, def] : storage().by_name) out.push_back(def);
+  return out;
+}
+
 const OpDef* find_op(std::string_view name) {
   Registry& r = registry();
   auto it = r.by_name.find(name);
@@ -73,6 +79,8 @@ void register_all_ops() {
   register_control_ops();
   register_custom_vjp_ops();
   register_while_loop_ops();
+  register_numerics_hints();  // columns over the families above
+  register_flop_counts();
 }
 
 }  // namespace mg::ir

@@ -137,6 +137,15 @@ struct OpDef {
   // Z3 semantics of an elementwise op (ir/smt.hpp), used to prove rewrite rules; empty for
   // tensor-level ops (rules over them are checked structurally).
   SmtFn smt;
+  // Glass box (runtime/glassbox/): a short plain-English reason this op can turn finite
+  // operands into NaN/Inf ("log of a negative or zero value"); empty: it cannot, or no
+  // reason is known. Filled in ir/ops/numerics_hints.cpp.
+  std::string numerics_hint;
+  // Telemetry: floating-point operations one application does (a multiply-add is 2), from
+  // the node (its type, attrs, regions) and its operand types. Exact for matmul and
+  // convolutions; an estimate of one per element computed otherwise; 0 for data movement.
+  // Filled in ir/ops/flop_counts.cpp.
+  std::function<std::int64_t(const Node& node, std::span<const Type> in)> flops;
   OpTestSpec test;
 };
 
@@ -149,5 +158,7 @@ std::vector<const OpDef*> all_ops();
 OpDef& define_op(std::string name);
 // An op already defined by a register function (for columns filled in after the entry).
 OpDef& defined_op(std::string_view name);
+// Every op defined so far (for a column over all families; unlike all_ops, no registration).
+std::vector<OpDef*> defined_ops();
 
 }  // namespace mg::ir

@@ -2,6 +2,7 @@
 // buffers persist across runs (allocated once); returned outputs are fresh arrays.
 #include "minigrad/runtime/interpreter.hpp"
 
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
@@ -11,6 +12,8 @@
 #include "minigrad/runtime/memory_plan.hpp"
 #include "minigrad/runtime/view_plan.hpp"
 #include "minigrad/runtime/c99/jit.hpp"
+#include "minigrad/runtime/glassbox/numerics.hpp"
+#include "minigrad/runtime/glassbox/telemetry.hpp"
 
 namespace mg::rt {
 
@@ -34,6 +37,8 @@ struct Executable::Impl {
   mutable std::vector<Array> slots;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
   std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
+  bool check_numerics = false;  // Checks::numerics: scan every value (regions inherit it)
+  std::unique_ptr<glassbox::Profile> prof;  // Checks::profile: per-node times
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), roots(planned_outputs(outputs, state)),
@@ -60,6 +65,8 @@ struct Executable::Impl {
   // One entry per graph input, in order: the value, or null (state; inputs not needed).
   std::vector<Array> run(std::span<const Array* const> given) const;
   const Impl& region(const ir::Graph& body) const;
+  // The error path of Checks::numerics: node n's value is not all finite.
+  [[noreturn]] void raise_nonfinite(const ir::Node& n, const std::vector<Array>& vals) const;
 };
 
 namespace {
@@ -74,9 +81,33 @@ void check_input(const ir::Node& n, const Array& given) {
 
 }  // namespace
 
+void Executable::Impl::raise_nonfinite(const ir::Node& n, const std::vector<Array>& vals) const {
+  const ir::Graph& g = *graph;
+  std::vector<Array> in;
+  std::vector<ir::NodeId> source;
+  for (ir::NodeId x : n.inputs) {
+    if (!views.viewed[x]) {
+      in.push_back(vals[x]);
+      source.push_back(x);
+      continue;
+    }
+    // A view read in place has no buffer: materialise it with its own kernel.
+    const ir::Node& v = g.node(x);
+    const Array* operand = &vals[v.inputs[0]];
+    Array out(v.type);
+    v.op->kernel(ir::KernelArgs{std::span<const Array* const>(&operand, 1), v, out});
+    in.push_back(out);
+    source.push_back(v.inputs[0]);
+  }
+  glassbox::raise_nonfinite(g, roots, n.id, in, source, vals[n.id], "interpreter");
+}
+
 const Executable::Impl& Executable::Impl::region(const ir::Graph& body) const {
   auto& slot = regions[&body];
-  if (!slot) slot = std::make_unique<Impl>(body, body.outputs);
+  if (!slot) {
+    slot = std::make_unique<Impl>(body, body.outputs);
+    slot->check_numerics = check_numerics;
+  }
   return *slot;
 }
 
@@ -146,6 +177,14 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     for (auto b : plan.slot_bytes) slots.emplace_back(Type{DType::boolean, {static_cast<std::int64_t>(b)}});
   }
 
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point run_start = prof ? Clock::now() : Clock::time_point{};
+  if (prof) {
+    prof->calls.resize(g.size());
+    prof->total_us.resize(g.size());
+    prof->last_run.clear();
+    ++prof->runs;
+  }
   std::vector<const Array*> in_ptrs;
   ir::RegionRunner run_region = [](std::size_t, std::span<const Array>) -> std::vector<Array> { return {}; };
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
@@ -168,12 +207,23 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       };
     }
     ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region, views.in_views[n.id]};
+    const Clock::time_point t0 = prof ? Clock::now() : Clock::time_point{};
     try {
       n.op->kernel(args);
+      if (prof) {
+        const Clock::time_point t1 = Clock::now();
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        prof->total_us[n.id] += us;
+        ++prof->calls[n.id];
+        prof->last_run.push_back({n.id, std::chrono::duration<double, std::micro>(t0 - run_start).count(), us});
+      }
+    } catch (const NumericsError& e) {  // raised in a region this node's kernel ran
+      throw NumericsError(glassbox::in_region(g, roots, n.id, e.report()));
     } catch (const UserError& e) {
       if (e.where().known()) throw;
       throw UserError("op '" + n.op->name + "': " + e.message(), n.loc);
     }
+    if (check_numerics && !glassbox::all_finite(vals[n.id])) raise_nonfinite(n, vals);
     for (ir::NodeId dead : plan.release_after[s]) vals[dead] = Array();
   }
 
@@ -229,11 +279,14 @@ std::string Executable::source_path() const { return impl_->native ? impl_->nati
 std::size_t Executable::num_steps() const {
   return impl_->native ? impl_->native->module().num_kernels : impl_->plan.steps.size();
 }
+bool Executable::checks_numerics() const { return impl_->check_numerics; }
+const glassbox::Profile* Executable::profile() const { return impl_->prof.get(); }
+const MemoryPlan& Executable::memory_plan() const { return impl_->plan; }
 const ir::Graph& Executable::graph() const { return *impl_->graph; }
 const std::vector<ir::NodeId>& Executable::outputs() const { return impl_->outputs; }
 
 Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state,
-                   Backend backend) {
+                   Backend backend, Checks checks) {
   if (outputs.empty() && state.empty()) throw UserError("compile: no outputs requested");
   for (auto o : outputs)
     if (o >= graph.size()) throw UserError("compile: output %" + std::to_string(o) + " is not in the graph");
@@ -246,7 +299,10 @@ Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs, std:
   }
   ir::verify(graph);
   auto impl = std::make_unique<Executable::Impl>(graph, std::move(outputs), std::move(state));
-  if (backend == Backend::c99) impl->native = std::make_unique<c99::NativeRunner>(graph, impl->outputs, impl->state);
+  impl->check_numerics = checks.numerics || glassbox::numerics_from_env();
+  if (checks.profile && backend == Backend::interpreter) impl->prof = std::make_unique<glassbox::Profile>();
+  if (backend == Backend::c99)
+    impl->native = std::make_unique<c99::NativeRunner>(graph, impl->outputs, impl->state, impl->check_numerics);
   return Executable(std::move(impl));
 }
 

@@ -20,6 +20,7 @@ namespace mg::rt {
 using Bindings = std::map<std::string, Array, std::less<>>;
 
 struct MemoryPlan;
+namespace glassbox { struct Profile; }
 
 // Persistent state (DESIGN invariant 5): a graph input whose value the executable owns,
 // and the node whose value replaces it after every run (e.g. a parameter and its
@@ -53,13 +54,17 @@ class Executable {
   // liveness; inputs, constants and returned outputs not counted).
   std::size_t peak_bytes() const;
   std::size_t num_steps() const;  // op nodes executed per run
+  bool checks_numerics() const;   // compiled with Checks::numerics (or MG_CHECK_NUMERICS)
+  // Checks::profile (interpreter): per-node times of every run so far; null otherwise.
+  const glassbox::Profile* profile() const;
+  const MemoryPlan& memory_plan() const;  // the interpreter's plan (also for Backend::c99)
   // Backend::c99: the generated C source the module was compiled from; "" otherwise.
   std::string source_path() const;
   const ir::Graph& graph() const;
   const std::vector<ir::NodeId>& outputs() const;
 
  private:
-  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>, std::vector<StateUpdate>, Backend);
+  friend Executable compile(const ir::Graph&, std::vector<ir::NodeId>, std::vector<StateUpdate>, Backend, Checks);
   struct Impl;
   explicit Executable(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
@@ -68,7 +73,8 @@ class Executable {
 // Verifies the graph, then plans it (the interpreter) or emits and compiles it (c99).
 // The graph must outlive the Executable.
 Executable compile(const ir::Graph& graph, std::vector<ir::NodeId> outputs,
-                   std::vector<StateUpdate> state = {}, Backend backend = Backend::interpreter);
+                   std::vector<StateUpdate> state = {}, Backend backend = Backend::interpreter,
+                   Checks checks = {});
 Executable compile(std::span<const ir::Value> outputs);
 
 // One-shot convenience: compile and run.

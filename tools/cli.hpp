@@ -82,6 +82,7 @@ int run_check(const Command&, Args);
 int run_run(const Command&, Args);
 int run_grad(const Command&, Args);
 int run_dot(const Command&, Args);
+int run_view(const Command&, Args);
 int run_ops(const Command&, Args);
 int run_emit_c(const Command&, Args);
 int run_verify_rules(const Command&, Args);

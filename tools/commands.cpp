@@ -16,7 +16,7 @@ constexpr Command kCommands[] = {
      "offending line with a caret.",
      run_check},
     {"run", "run a graph in the interpreter on .npy inputs; write .npy outputs",
-     "run FILE.mgir --input NAME=PATH.npy ... --out DIR [--grad] [--cotangent PATH.npy]",
+     "run FILE.mgir --input NAME=PATH.npy ... --out DIR [--grad] [--cotangent PATH.npy] [--check-numerics]",
      "Runs the graph in the reference interpreter. Every graph input is bound with\n"
      "--input NAME=PATH.npy (f32 '<f4', f64 '<f8', i64 '<i8' or bool '|b1'; dtype and shape must\n"
      "match the graph exactly). Each output is written as DIR/<output-name>.npy.\n"
@@ -45,6 +45,14 @@ constexpr Command kCommands[] = {
      "outputs double-bordered green; with --grad the gradient nodes are added and drawn in\n"
      "an orange `backward` cluster. Regions are nested clusters.",
      run_dot},
+    {"view", "print the graph in the terminal: top-down ASCII, by role, fused regions collapsed",
+     "view FILE.mgir [--grad] [--expand] [--max-lines N] [--no-locations]",
+     "Prints one line per value the outputs need: its name (as in the text IR), op and\n"
+     "operands, type and source file:line, grouped into blocks by role (forward, backward,\n"
+     "second-order backward, optimizer update), outputs marked `=> name`. A fused node shows\n"
+     "the ops of its region in brackets (--expand prints the region under it). Past\n"
+     "--max-lines values (default 60) the middle is elided with a count of its ops.",
+     run_view},
     {"ops", "list the registered ops with arity, attributes and doc", "ops [NAME...]",
      "Prints every registered op (or the NAMEd ones): arity, attributes with their kinds and\n"
      "defaults, whether it has a VJP rule, and its one-line doc.",

@@ -57,7 +57,9 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
   std::size_t k = 0;
   for (Parameter* p : params) {
     params_.push_back(p->storage);
+    if (p->trainable) gradient_nodes_.push_back({p->name(), p->tensor.value().id, grads[k].value().id, ir::kNoNode});
     Tensor next = p->trainable ? rule(ctx, *p, grads[k++]) : (p->update.valid() ? p->update : p->tensor);
+    if (p->trainable) gradient_nodes_.back().update = next.value().id;
     if (next.type() != p->tensor.type())
       throw UserError("compile_train: the update of '" + p->name() + "' has type " + to_string(next.type()));
     state.push_back({p->tensor.value().id, next.value().id});
@@ -97,9 +99,9 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
       state[i].update = optimized_->outputs[outputs.size() + i];
       state[i].input = optimized_->input(graph_->node(state[i].input).name).id;
     }
-    exe_ = std::make_unique<rt::Executable>(rt::compile(*optimized_, new_outputs, state, options_.backend));
+    exe_ = std::make_unique<rt::Executable>(rt::compile(*optimized_, new_outputs, state, options_.backend, rt::Checks{.numerics = options_.check_numerics, .profile = options_.profile}));
   } else {
-    exe_ = std::make_unique<rt::Executable>(rt::compile(*graph_, outputs, state, options_.backend));
+    exe_ = std::make_unique<rt::Executable>(rt::compile(*graph_, outputs, state, options_.backend, rt::Checks{.numerics = options_.check_numerics, .profile = options_.profile}));
   }
   for (auto& [name, value] : initial) exe_->set_state(name, value);
 }

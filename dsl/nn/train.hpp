@@ -29,6 +29,11 @@ struct TrainOptions {
   // pass_manager.hpp); "" runs the graph as built. Results are bit-identical either way.
   std::string passes = std::string(passes::kDefaultPipeline);
   Backend backend = Backend::interpreter;  // c99: the whole step runs as compiled C
+  // Scan every value of the step (forward, backward, update) for NaN/Inf; the first raises
+  // mg::NumericsError naming its root cause (runtime/glassbox/numerics.hpp).
+  bool check_numerics = false;
+  // Time every node of the step (the interpreter): mg::telemetry(step.executable()).
+  bool profile = false;
 };
 
 // Builds the update for one parameter given its gradient.
@@ -70,6 +75,14 @@ class TrainStep {
   // The graph the executable runs: the optimized copy, or the built graph without passes.
   const ir::Graph& executed_graph() const;
   const std::vector<passes::PassStats>& pass_stats() const { return pass_stats_; }
+  // In the built graph (graph()): per trainable parameter, its name, its input, its
+  // gradient (after clipping) and its update's node (nn::explain_gradients reads them).
+  struct GradientNodes {
+    std::string name;
+    ir::NodeId param, grad, update;
+  };
+  const std::vector<GradientNodes>& gradient_nodes() const { return gradient_nodes_; }
+  const ir::Graph& graph() const { return *graph_; }  // as built: forward, backward, update
 
  private:
   void sync_model();
@@ -80,6 +93,7 @@ class TrainStep {
   std::vector<passes::PassStats> pass_stats_;
   std::unique_ptr<rt::Executable> exe_;
   std::vector<ir::NodeId> roots_;  // outputs and state updates: what one step computes
+  std::vector<GradientNodes> gradient_nodes_;
   double base_lr_;
   TrainOptions options_;
   std::int64_t steps_ = 0;

@@ -9,6 +9,7 @@
 #include "minigrad/dsl/nn/checkpoint.hpp"
 #include "minigrad/dsl/nn/conv.hpp"
 #include "minigrad/dsl/nn/evaluator.hpp"
+#include "minigrad/dsl/nn/explain.hpp"
 #include "minigrad/dsl/nn/layers.hpp"
 #include "minigrad/dsl/nn/lora.hpp"
 #include "minigrad/dsl/nn/loss.hpp"

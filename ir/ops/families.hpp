@@ -16,4 +16,6 @@ void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one l
 void register_control_ops();   // ir/ops/control.cpp (scan: loops that stay loops)
 void register_custom_vjp_ops();  // ir/ops/custom_vjp.cpp (an author-supplied backward)
 void register_while_loop_ops();  // ir/ops/while_loop.cpp (bounded data-dependent loops)
+void register_numerics_hints();  // ir/ops/numerics_hints.cpp (OpDef::numerics_hint of every family)
+void register_flop_counts();     // ir/ops/flop_counts.cpp (OpDef::flops of every family)
 }  // namespace mg::ir

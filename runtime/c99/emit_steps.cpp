@@ -61,6 +61,27 @@ std::string describe(const ir::Graph& g, ir::NodeId id) {
   return c_comment_text(s);  // file names are user input too: keep the comment closed
 }
 
+// Options::check_numerics: after node id's loop, return -(id + 1) when its value holds a
+// NaN or Inf (exponent bits all ones; branch-free, so the scan vectorises).
+void emit_check(const ir::Node& n, const StepOptions& o, ir::CWriter& w) {
+  if (!o.check_numerics || n.type.numel() == 0) return;
+  const bool f32 = n.type.dtype == DType::f32;
+  if (!f32 && n.type.dtype != DType::f64) return;
+  const std::string fn = f32 ? "mg_finite_f32" : "mg_finite_f64";
+  const std::string T = f32 ? "float" : "double", U = f32 ? "uint32_t" : "uint64_t";
+  const std::string mask = f32 ? "0x7f800000u" : "0x7ff0000000000000ull";
+  o.support(fn, "static int " + fn + "(const " + T + "* p, int64_t n) {  /* the glass box's numerics check */\n"
+                "  " + U + " any = 0;\n"
+                "  for (int64_t i = 0; i < n; ++i) {\n"
+                "    union { " + T + " f; " + U + " u; } c;\n"
+                "    c.f = p[i];\n"
+                "    any |= (" + U + ")((c.u & " + mask + ") == " + mask + ");\n"
+                "  }\n"
+                "  return any == 0;\n}\n");
+  w.line("if (!" + fn + "(" + ptr(n.id) + ", " + std::to_string(n.type.numel()) + ")) return -" +
+         std::to_string(n.id + 1) + ";");
+}
+
 }  // namespace
 
 void emit_region(const ir::Graph& body, const std::string& base, std::span<const std::string> args,
@@ -148,6 +169,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
       w.raw(body);
       w.line(ptr(id) + "[i] = " + expr + ";");
       w.close();
+      emit_check(n, o, w);
       continue;
     }
     std::vector<std::string> in;
@@ -173,12 +195,16 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
           StepOptions inner = o;
           inner.prefix = w.fresh("mg_r") + "_v";
           inner.fail = fail;
+          // -(id + 1) names a top-level node: a body's own ids would be misread, so the
+          // check runs on the loop node's results and the report names the loop.
+          inner.check_numerics = false;
           emit_region(*n.regions[r], "(" + (scratch.empty() ? std::string("arena") : scratch) + " + " + std::to_string(at) + ")",
                       args, results, inner, w);
         };
     if (n.op->runs_regions) a.region = &region;
     n.op->emit_c.loops(a);
     w.close();
+    emit_check(n, o, w);
   }
 }
 

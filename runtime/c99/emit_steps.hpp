@@ -14,6 +14,7 @@ struct StepOptions {
   std::function<void(const std::string& name, const std::string& code)> support;
   std::string prefix = "v";  // value k is the pointer <prefix><k>
   std::string fail;          // a run-time error's statement; empty: `return k + 1;` for node k
+  bool check_numerics = false;  // Options::check_numerics
 };
 
 // Writes every step of `s`; value k is reachable as the pointer `<prefix><k>` (declared

@@ -14,6 +14,7 @@
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/runtime/c99/jit_cache.hpp"
+#include "minigrad/runtime/glassbox/numerics_c99.hpp"
 
 namespace mg::rt::c99 {
 
@@ -64,11 +65,13 @@ std::shared_ptr<Native> Native::load(const Module& m) {
   return p;
 }
 
-NativeRunner::NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state)
+NativeRunner::NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state,
+                           bool check_numerics)
     : graph_(&g) {
   Options o;
   o.name = "mg_jit";
   o.standalone = false;
+  o.check_numerics = check_numerics;
   module_ = emit_module(g, outputs, state, o);
   native_ = Native::load(module_);
   const auto& ins = g.inputs();
@@ -105,6 +108,8 @@ std::vector<Array> NativeRunner::run(std::span<const Array* const> given, std::v
   // Pointers into outs/next stay valid: emplace_back above may have reallocated the
   // vectors, but Arrays are handles to heap storage that does not move.
   const int rc = native_->call(args_.data(), arena_aligned_);
+  if (rc < 0)  // Options::check_numerics: node -rc - 1 made a NaN/Inf; its buffers are intact
+    glassbox::raise_c99_nonfinite(*graph_, module_, static_cast<ir::NodeId>(-rc - 1), arena_aligned_, args_);
   if (rc != 0) {
     const ir::Node& n = graph_->node(static_cast<ir::NodeId>(rc - 1));
     const std::string& what = n.op->emit_c.fail_what;

@@ -39,7 +39,10 @@ class Native {
 // What rt::Executable holds for Backend::c99.
 class NativeRunner {
  public:
-  NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state);
+  // check_numerics: the module checks every float value (Options::check_numerics) and a
+  // non-finite one raises mg::NumericsError, the same report as the interpreter's.
+  NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, std::vector<StateUpdate> state,
+               bool check_numerics = false);
   // `given`: one entry per graph input, in order (checked by the caller; null for state
   // and unneeded inputs); `state_values` the current state (replaced by the next values
   // on success). Returns the outputs.

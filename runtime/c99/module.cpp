@@ -214,6 +214,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   so.support = [&](const std::string& name, const std::string& code) {
     if (support.emplace(name, code).second) support_order.push_back(name);
   };
+  so.check_numerics = opt.check_numerics;
   emit_steps(g, s, so, w);
 
   // Outputs and next states that live elsewhere are copied last.
@@ -281,6 +282,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
     src += "arena);\n}\n";
   }
   m.source = std::move(src);
+  m.schedule = s;
   return m;
 }
 

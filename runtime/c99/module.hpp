@@ -13,6 +13,7 @@
 
 #include "minigrad/ir/array.hpp"
 #include "minigrad/ir/graph.hpp"
+#include "minigrad/runtime/c99/schedule.hpp"
 #include "minigrad/runtime/interpreter.hpp"
 
 namespace mg::rt::c99 {
@@ -28,6 +29,10 @@ struct Options {
   // Compute what depends only on embedded weights and constants at export time (by the
   // interpreter) and embed the results instead (e.g. a weight's transpose).
   bool fold_constants = true;
+  // After every loop over floats, check its value for NaN/Inf: the entry then returns
+  // -(k + 1) for the first node %k whose value is not finite (the glass box, runtime/
+  // glassbox/numerics.hpp, reads the buffers, still intact, to name the root cause).
+  bool check_numerics = false;
 };
 
 // constant (the JIT only): a large graph constant the caller passes by pointer (its
@@ -56,10 +61,12 @@ struct Module {
   std::size_t constant_bytes = 0;  // graph constants
   std::size_t num_kernels = 0;     // loops (materialised nodes) per run
   std::size_t num_inlined = 0;     // elementwise nodes folded into a consumer's loop
+  Schedule schedule;               // where every value lives (the glass box reads it)
 };
 
 // Emits `outputs` and the state updates of `g`. The entry function returns 0, or k + 1
-// when node k failed at run time (an index out of range). Throws UserError naming the op
+// when node k failed at run time (an index out of range), or -(k + 1) when node k made
+// a non-finite value (Options::check_numerics). Throws UserError naming the op
 // when some node's op has no C emission.
 Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
                    const std::vector<StateUpdate>& state, const Options& options);

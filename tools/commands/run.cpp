@@ -1,4 +1,4 @@
-// `minigrad run FILE.mgir --input NAME=PATH.npy ... --out DIR [--grad] [--cotangent PATH]`:
+// `minigrad run FILE.mgir --input NAME=PATH.npy ... --out DIR [--grad] [--cotangent PATH] [--check-numerics]`:
 // the interpreter on .npy files. Every input is checked against the graph (dtype, then
 // shape) before anything runs, so a mismatch names the file, what it holds and what the
 // graph expects.
@@ -62,7 +62,9 @@ int run_run(const Command& self, Args args) {
       ("cotangent", po::value<std::string>()->value_name("PATH"),
        "cotangent .npy for a non-scalar output (implies --grad)")
       ("max-memory", po::value<std::string>()->value_name("SIZE"),
-       "refuse to run when the memory plan needs more (e.g. 2G; default: the memory available now)");
+       "refuse to run when the memory plan needs more (e.g. 2G; default: the memory available now)")
+      ("check-numerics", "stop at the first NaN/Inf and report its root cause: the node, op, text-IR line, "
+       "source line and operand statistics (also MG_CHECK_NUMERICS=1)");
   po::variables_map vm;
   if (!parse_command_line(self, args, options, {"FILE.mgir"}, 1, vm)) return kOk;
   if (!vm.count("out")) throw UsageError("missing --out DIR");
@@ -93,7 +95,8 @@ int run_run(const Command& self, Args args) {
     check_file_name(name, "output name");
     if (!names.insert(name).second) throw UserError(file + ": two outputs are named '" + name + "'");
   }
-  const rt::Executable exe = rt::compile(*g, g->outputs);
+  const rt::Executable exe =
+      rt::compile(*g, g->outputs, {}, rt::Backend::interpreter, rt::Checks{.numerics = vm.count("check-numerics") > 0});
   // The plan knows the peak of intermediate buffers exactly; outputs come on top.
   std::uint64_t need = exe.peak_bytes();
   for (ir::NodeId id : g->outputs) need += g->node(id).type.nbytes();

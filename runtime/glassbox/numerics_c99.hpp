@@ -1,0 +1,21 @@
+// First-NaN root cause for the C99 backend: the compiled module checks each loop's value
+// (c99::Options::check_numerics) and returns the first node whose value is not finite;
+// this reads that node's operands from the arena and the entry's arguments (still intact:
+// the entry returned right after the loop) and gives the interpreter's report. An inlined
+// elementwise chain has no buffers: its values are recomputed with the registry kernels
+// from the loop's operands, in order, so the report names the op in the chain that made
+// the first NaN/Inf, as the interpreter would.
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "minigrad/runtime/c99/module.hpp"
+
+namespace mg::rt::glassbox {
+
+// `args`: the pointers the entry was called with (one per Module::args), `arena` its arena.
+// Throws NumericsError.
+[[noreturn]] void raise_c99_nonfinite(const ir::Graph& g, const c99::Module& m, ir::NodeId node, const std::byte* arena,
+                                      std::span<void* const> args);
+
+}  // namespace mg::rt::glassbox
