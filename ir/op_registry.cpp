@@ -69,6 +69,7 @@ void register_all_ops() {
   register_creation_ops();
   register_nn_ops();
   register_fused_ops();
+  register_transform_rules();
 }
 
 }  // namespace mg::ir

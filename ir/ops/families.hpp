@@ -12,4 +12,5 @@ void register_index_ops();     // ir/ops/index.cpp (gather, index_select, one_ho
 void register_creation_ops();  // ir/ops/creation.cpp (full, arange, eye, random, cast)
 void register_nn_ops();        // ir/ops/nn.cpp (conv2d, max/avg pooling and their adjoints)
 void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one loop)
+void register_transform_rules();  // ir/ops/transforms.cpp (jvp and batch columns, after the entries)
 }  // namespace mg::ir
