@@ -26,8 +26,22 @@ void register_shape_transforms() {
   defined_op("reshape").batch = [](const BatchArgs& a) {
     return rebuild(a, {to_front(a, 0)}, with(a.node.attrs, "shape", prepend(a.size, a.node.attrs.list("shape"))));
   };
-  defined_op("permute").batch = [](const BatchArgs& a) {
-    return rebuild(a, {to_front(a, 0)}, with(a.node.attrs, "perm", prepend(0, shifted(a.node.attrs.list("perm")))));
+  defined_op("permute").batch = [](const BatchArgs& a) -> Batched {
+    Value x = to_front(a, 0);
+    const I64List perm = prepend(0, shifted(a.node.attrs.list("perm")));
+    // A batched product, transposed (per-example weight gradients of a Linear: (x^T g)^T):
+    // the product of the transposes, which the GEMM reads in place, instead of a strided
+    // copy of the whole [B, m, n] result.
+    const Node& n = x.node();
+    bool swap_last2 = perm.size() >= 3;
+    for (std::size_t d = 0; swap_last2 && d + 2 < perm.size(); ++d) swap_last2 = perm[d] == static_cast<std::int64_t>(d);
+    const auto r = static_cast<std::int64_t>(perm.size());
+    swap_last2 = swap_last2 && perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
+    if (swap_last2 && n.kind == NodeKind::op && n.op == &op("matmul") && is_float(n.type.dtype)) {
+      Graph& g = *x.graph;
+      return {matmul(transpose_last2(g.value(n.inputs[1])), transpose_last2(g.value(n.inputs[0]))), 0};
+    }
+    return rebuild(a, {x}, with(a.node.attrs, "perm", perm));
   };
   defined_op("broadcast_to").batch = [](const BatchArgs& a) {
     // Broadcasting aligns from the right: give x the target's rank first, so the batch
