@@ -106,13 +106,19 @@ Type random_infer(std::span<const Type>, const Attrs& attrs) {
   return Type{attrs.dtype("dtype"), attrs.list("shape")};
 }
 
-void random_normal_kernel(const KernelArgs& k) {
+// The stream of random_normal_step: `seed` mixed with the step counter (as dropout_mask).
+std::int64_t counter_seed(const KernelArgs& k) {
+  const auto counter = static_cast<std::uint64_t>(k.in[0]->data<std::int64_t>()[0]);
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(k.node.attrs.i64("seed")) ^ splitmix64(counter));
+}
+
+void normal_fill(const KernelArgs& k, std::int64_t seed) {
   const double mean = k.node.attrs.f64("mean"), stddev = k.node.attrs.f64("std");
   visit_dtype(k.out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       T* out = k.out.data<T>();
-      for_random_chunks(k.out.numel(), k.node.attrs.i64("seed"),
+      for_random_chunks(k.out.numel(), seed,
                         [&](std::mt19937_64& e, std::int64_t i0, std::int64_t i1) {
                           for (std::int64_t i = i0; i < i1; i += 2) {  // Box-Muller, one pair
                             const double r = std::sqrt(-2.0 * std::log(unit_open_closed(e())));
@@ -124,6 +130,9 @@ void random_normal_kernel(const KernelArgs& k) {
     }
   });
 }
+
+void random_normal_kernel(const KernelArgs& k) { normal_fill(k, k.node.attrs.i64("seed")); }
+void random_normal_step_kernel(const KernelArgs& k) { normal_fill(k, counter_seed(k)); }
 
 void random_uniform_kernel(const KernelArgs& k) {
   const double low = k.node.attrs.f64("low"), high = k.node.attrs.f64("high");
@@ -237,12 +246,16 @@ void c_random_chunks(const CLoopArgs& a, const std::string& seed, const std::str
   a.w.close();
 }
 
-EmitC c_random_normal() {
-  return c_loops([](const CLoopArgs& a) {
+// random_normal, or with `counter` random_normal_step (its i64[] input keys the stream).
+EmitC c_random_normal(bool counter = false) {
+  return c_loops([counter](const CLoopArgs& a) {
     const DType t = a.node.type.dtype;
     const std::string T = c_type(t), o = a.out;
     const std::string mean = c_lit(a.node.attrs.f64("mean"), f64), sd = c_lit(a.node.attrs.f64("std"), f64);
-    c_random_chunks(a, c_int(a.node.attrs.i64("seed")),
+    const std::string seed = counter ? "(int64_t)((uint64_t)" + c_int(a.node.attrs.i64("seed")) +
+                                           " ^ mg_splitmix64((uint64_t)" + a.in[0] + "[0]))"
+                                     : c_int(a.node.attrs.i64("seed"));
+    c_random_chunks(a, seed,
                     "    for (int64_t i = i0; i < i1; i += 2) {\n"
                     "      const double r = sqrt(-2.0 * log(mg_unit_oc(mg_mt64_next(&e))));\n"
                     "      const double t = 6.28318530717958647692 * mg_unit_co(mg_mt64_next(&e));\n"
@@ -383,6 +396,28 @@ void register_creation_ops() {
   normal.test.cases = {
       {{}, {{"shape", I64List{3, 4}}, {"dtype", f64}, {"seed", 7}}},
       {{}, {{"shape", I64List{}}, {"dtype", f64}, {"seed", 1}, {"mean", 2.0}, {"std", 0.5}}},
+  };
+
+  // The seeded counter-based generator: a fresh draw per step (the counter), the same
+  // draws for the same (seed, counter) on every run, thread count, platform and backend.
+  OpDef& nstep = define_op("random_normal_step");
+  nstep.doc =
+      "`shape` samples of N(mean, std^2) keyed by `seed` and the i64[] input (a step counter): as "
+      "random_normal, with the stream seeded by seed ^ splitmix64(counter), so each step draws afresh";
+  nstep.arity = 1;
+  nstep.attrs = normal.attrs;
+  nstep.infer = [](std::span<const Type> in, const Attrs& attrs) {
+    require(in[0] == Type{DType::i64, {}}, "expects an i64[] counter");
+    return random_infer(in, attrs);
+  };
+  nstep.kernel = random_normal_step_kernel;
+  nstep.emit_c = c_random_normal(true);
+  nstep.traits.random = true;
+  nstep.not_differentiable = "integer input (a counter)";
+  nstep.test.grad_order = 0;
+  nstep.test.cases = {{{Type{DType::i64, {}}}, {{"shape", I64List{3, 5}}, {"dtype", f64}, {"seed", 4}}}};
+  nstep.test.make_input = [](std::size_t, const Type& t, std::uint64_t seed) {
+    return Array::full(t, static_cast<double>(seed % 5));
   };
 
   OpDef& uniform = def_creation(

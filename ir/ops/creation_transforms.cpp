@@ -3,8 +3,8 @@
 //
 // What a batched draw means: random_normal / random_uniform have no operands, so vmap never
 // batches them: every example of the batch sees the same draw (as jax.vmap over a function
-// whose key is not batched). dropout_mask with an unbatched step counter is the same mask
-// for every example; a batched counter (one counter per example) is refused with an error,
+// whose key is not batched). dropout_mask and random_normal_step with an unbatched step
+// counter give the same draw to every example; a batched counter (one counter per example) is refused with an error,
 // since the op draws one stream per node (TODO(issue 15): per-row counters).
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/transforms.hpp"
@@ -24,11 +24,14 @@ void register_creation_transforms() {
       return {};
     };
   }
-  defined_op("dropout_mask").batch = [](const BatchArgs& a) -> Batched {
-    throw UserError("vmap: op 'dropout_mask' with a batched step counter (one counter per example) has no batching "
-                    "rule: it draws one stream per node; pass the counter unbatched (in_axes none) to share the mask",
-                    a.node.loc);
-  };
+  for (const char* name : {"dropout_mask", "random_normal_step"}) {
+    defined_op(name).batch = [](const BatchArgs& a) -> Batched {
+      throw UserError("vmap: op '" + a.node.op_name() + "' with a batched step counter (one counter per example) has " +
+                          "no batching rule: it draws one stream per node; pass the counter unbatched (in_axes none) " +
+                          "to share the draw",
+                      a.node.loc);
+    };
+  }
 
   // fused: the region is inlined into the enclosing graph and transformed node by node
   // (fusion runs again in the pass pipeline afterwards).
