@@ -4,8 +4,8 @@
 // What a batched draw means: random_normal / random_uniform have no operands, so vmap never
 // batches them: every example of the batch sees the same draw (as jax.vmap over a function
 // whose key is not batched). dropout_mask and random_normal_step with an unbatched step
-// counter give the same draw to every example; a batched counter (one counter per example) is refused with an error,
-// since the op draws one stream per node (TODO(issue 15): per-row counters).
+// counter also give every example the same draw; with a batched counter (one per example)
+// example b gets the draw its own counter keys, exactly as running it alone.
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/transforms.hpp"
 
@@ -24,15 +24,16 @@ void register_creation_transforms() {
       return {};
     };
   }
+  // A counter per example: the batched counter leads the shape, and its element b keys row
+  // b (the op's row rule), so the batch is exactly the per-example draws stacked.
   for (const char* name : {"dropout_mask", "random_normal_step"}) {
-    defined_op(name).batch = [](const BatchArgs& a) -> Batched {
-      throw UserError("vmap: op '" + a.node.op_name() + "' with a batched step counter (one counter per example) has " +
-                          "no batching rule: it draws one stream per node; pass the counter unbatched (in_axes none) " +
-                          "to share the draw",
-                      a.node.loc);
+    defined_op(name).batch = [](const BatchArgs& a) {
+      I64List shape{a.size};
+      const I64List& s = a.node.attrs.list("shape");
+      shape.insert(shape.end(), s.begin(), s.end());
+      return rebuild(a, {to_front(a, 0)}, with(a.node.attrs, "shape", shape));
     };
   }
-
   // fused: the region is inlined into the enclosing graph and transformed node by node
   // (fusion runs again in the pass pipeline afterwards).
   OpDef& fused = defined_op("fused");

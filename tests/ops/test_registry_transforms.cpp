@@ -234,10 +234,9 @@ TEST_P(BatchOp, VmapEqualsStackingOverTheBatch) {
 
 auto param_name = [](const ::testing::TestParamInfo<std::string>& info) { return info.param; };
 INSTANTIATE_TEST_SUITE_P(AllOps, JvpOp, ::testing::ValuesIn(names_where(jvp_is_derivative)), param_name);
-// Ops with operands (creation ops have none: vmap never batches them, see below), except
-// dropout_mask, whose batched counter is refused (VmapBatchedDropoutCounterIsAnError).
+// Ops with operands (creation ops have none: vmap never batches them, see below).
 INSTANTIATE_TEST_SUITE_P(AllOps, BatchOp, ::testing::ValuesIn(names_where([](const ir::OpDef& d) {
-                           return d.arity != 0 && d.name != "dropout_mask" && d.name != "random_normal_step";
+                           return d.arity != 0;
                          })),
                          param_name);
 
@@ -256,25 +255,6 @@ TEST(VmapRandom, AnUnbatchedDrawIsSharedByTheBatch) {
   auto r = rt::evaluate(std::vector<ir::Value>{ys, noise}, {{"xs", xv}});
   for (std::int64_t b = 0; b < 3; ++b)
     for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(r[0].at(b * 4 + i), xv.at(b * 4 + i) + r[1].at(i));
-}
-
-TEST(VmapRandom, BatchedDropoutCounterIsAnError) {
-  ir::Graph g;
-  ir::Value c = g.add_input("c", Type{i64, {}});
-  ir::Value m;
-  {
-    LocScope at(SourceLoc{"model.cpp", 12, 3});
-    m = ir::make_op(g, ir::op("dropout_mask"), {c}, {{"shape", I64List{4}}, {"dtype", f64}, {"seed", 1}});
-  }
-  ir::Value cs = g.add_input("cs", Type{i64, {3}});
-  const passes::BatchAxis zero = 0;
-  try {
-    passes::vmap(std::span(&m, 1), std::span(&c, 1), std::span(&cs, 1), std::span(&zero, 1), std::span(&zero, 1));
-    FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("dropout_mask"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("model.cpp:12"), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace
