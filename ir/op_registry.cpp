@@ -68,6 +68,7 @@ void register_all_ops() {
   register_index_ops();
   register_creation_ops();
   register_nn_ops();
+  register_pool_ops();
   register_fused_ops();
   register_transform_rules();
 }

@@ -9,7 +9,7 @@ packages=(
   meson ninja-build pkg-config g++
   libxtensor-dev libxsimd-dev libopenblas-dev libopenblas-openmp-dev libboost-dev
   libz3-dev libgraphviz-dev libgtest-dev nlohmann-json3-dev
-  libboost-program-options-dev python3-numpy
+  libboost-program-options-dev python3-numpy python3-mpmath  # mpmath: the privacy tests' oracle
   zlib1g-dev dataset-fashion-mnist ccache
   clang gcc-arm-none-eabi libnewlib-arm-none-eabi  # C99 export tests: clang, Cortex-M4 cross-compile
 )

@@ -86,5 +86,7 @@ int run_ops(const Command&, Args);
 int run_emit_c(const Command&, Args);
 int run_verify_rules(const Command&, Args);
 int run_opt(const Command&, Args);
+int run_dp_epsilon(const Command&, Args);
+int run_dp_sigma(const Command&, Args);
 
 }  // namespace mg::tools

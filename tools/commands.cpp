@@ -68,6 +68,22 @@ constexpr Command kCommands[] = {
      "label, proven label, time and, for a failure, the counterexample. Exit status 1 when a\n"
      "rule is refuted, unproven, or proven weaker/other than declared.",
      run_verify_rules},
+    {"dp-epsilon", "privacy spent by DP-SGD: epsilon for (q, sigma, steps, delta) by the RDP accountant",
+     "dp-epsilon --q Q --sigma S (--steps N | --epochs E) --delta D [--conversion balle|classic] [--orders A,B,...]",
+     "Epsilon of N steps of the sampled Gaussian mechanism (DP-SGD with Poisson sampling at rate Q\n"
+     "and noise multiplier S) for the given delta, by the Renyi-DP accountant (Mironov, Talwar, Zhang\n"
+     "2019), minimised over the RDP orders. Prints `epsilon: E` with 17 significant digits (it reads\n"
+     "back as the same double) and `order: A`, the best order. --conversion balle (default, as current Opacus): Balle et al. 2020;\n"
+     "classic: eps = rdp - log(delta)/(alpha - 1), as TF Privacy's tutorials. A best order at the\n"
+     "edge of the grid gets a warning on stderr.",
+     run_dp_epsilon},
+    {"dp-sigma", "the noise multiplier DP-SGD needs for a target epsilon (the inverse of dp-epsilon)",
+     "dp-sigma --q Q --epsilon E (--steps N | --epochs E) --delta D [--conversion balle|classic] [--tolerance T]",
+     "The smallest noise multiplier sigma, to the tolerance, with eps(sigma) <= E after N steps at rate Q\n"
+     "(as Opacus's get_noise_multiplier: sigma doubled from 20 until eps <= E, then bisection until\n"
+     "E - eps(sigma) <= T; the answer never exceeds the budget). Prints `sigma:`, `epsilon:` (what\n"
+     "sigma gives), 17 significant digits, and `order:`. Exit 1 when no sigma up to 1e6 reaches E.",
+     run_dp_sigma},
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Convolution and pooling in the DSL; the ops and their VJPs live in ir/ops/nn.cpp.
+// Convolution and pooling in the DSL; the ops and their VJPs live in ir/ops/nn.cpp and nn_pool.cpp.
 #include "minigrad/dsl/nn/conv.hpp"
 
 #include "minigrad/dsl/expr.hpp"
@@ -25,16 +25,28 @@ Tensor conv2d(const Tensor& x, const Tensor& w, Pair stride, Pair padding, Pair 
   return Tensor(ir::conv2d(x.value(), w.value(), {list(stride), list(padding), list(dilation), groups}));
 }
 
-Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride, Pair padding, Loc loc) {
+Tensor max_pool2d(const Tensor& x, const MaxPool2dOptions& o, Loc loc) {
   LocScope at(SourceLoc::from(loc));
   check4("max_pool2d", x);
-  return Tensor(ir::max_pool2d(x.value(), {list(kernel), list(or_kernel(stride, kernel)), list(padding)}));
+  return Tensor(ir::max_pool2d(x.value(), {.kernel_size = list(o.kernel_size),
+                                           .stride = list(or_kernel(o.stride, o.kernel_size)),
+                                           .padding = list(o.padding),
+                                           .dilation = list(o.dilation),
+                                           .ceil_mode = o.ceil_mode}));
 }
 
-Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride, Pair padding, bool count_include_pad, Loc loc) {
+Tensor avg_pool2d(const Tensor& x, const AvgPool2dOptions& o, Loc loc) {
   LocScope at(SourceLoc::from(loc));
   check4("avg_pool2d", x);
-  return Tensor(ir::avg_pool2d(x.value(), {list(kernel), list(or_kernel(stride, kernel)), list(padding)}, count_include_pad));
+  if (o.divisor_override && *o.divisor_override == 0)
+    throw UserError("avg_pool2d: expects divisor_override not 0 (leave it unset for the default divisor)",
+                    ambient_loc());
+  return Tensor(ir::avg_pool2d(x.value(), {.kernel_size = list(o.kernel_size),
+                                           .stride = list(or_kernel(o.stride, o.kernel_size)),
+                                           .padding = list(o.padding),
+                                           .ceil_mode = o.ceil_mode,
+                                           .count_include_pad = o.count_include_pad,
+                                           .divisor_override = o.divisor_override.value_or(0)}));
 }
 
 Conv2D::Conv2D(std::int64_t in, std::int64_t out, Pair kernel, Pair stride_, Pair padding_, Pair dilation_,

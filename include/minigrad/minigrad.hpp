@@ -1,5 +1,6 @@
 // The one header for users: the DSL (graphs, tensors, expressions, autodiff, compile), the
-// executables, file I/O (minigrad/io.hpp) and xtensor interop (minigrad/xtensor.hpp). The nn
+// executables, file I/O (minigrad/io.hpp), the DP-SGD privacy accountant and xtensor interop
+// (minigrad/xtensor.hpp). The nn
 // stack is <minigrad/nn.hpp> (Hana reflection is heavy).
 #pragma once
 #include "minigrad/dsl/autodiff.hpp"
@@ -14,4 +15,5 @@
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/printer.hpp"
 #include "minigrad/runtime/interpreter.hpp"
+#include "minigrad/runtime/privacy/rdp_accountant.hpp"
 #include "minigrad/xtensor.hpp"

@@ -10,7 +10,8 @@ void register_shape_ops();     // ir/ops/shape.cpp
 void register_linalg_ops();    // ir/ops/linalg.cpp (matmul)
 void register_index_ops();     // ir/ops/index.cpp (gather, index_select, one_hot, cumsum)
 void register_creation_ops();  // ir/ops/creation.cpp (full, arange, eye, random, cast)
-void register_nn_ops();        // ir/ops/nn.cpp (conv2d, max/avg pooling and their adjoints)
+void register_nn_ops();        // ir/ops/nn.cpp (conv2d and its adjoints)
+void register_pool_ops();      // ir/ops/nn_pool.cpp (max/avg pooling and their adjoints)
 void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one loop)
 void register_transform_rules();  // ir/ops/transforms.cpp (jvp and batch columns, after the entries)
 }  // namespace mg::ir

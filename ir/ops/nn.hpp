@@ -1,4 +1,4 @@
-// Typed builder functions for the nn family (ir/ops/nn.cpp): conv and pooling in NCHW.
+// Typed builder functions for the nn family (ir/ops/nn.cpp, nn_pool.cpp): conv and pooling in NCHW.
 // They only fill attributes; the ops' infer rules validate everything. The *_grad and
 // *_select ops are what the VJPs are made of (so grad of grad works); a model only needs
 // conv2d, max_pool2d and avg_pool2d. Bias is not part of conv2d (add it with broadcasting).
@@ -19,15 +19,27 @@ Value conv2d(Value x, Value w, const Conv2dParams& p = {});
 Value conv2d_input_grad(Value g, Value w, const Conv2dParams& p, I64List input_size);
 Value conv2d_weight_grad(Value x, Value g, const Conv2dParams& p, I64List kernel_size);
 
-struct Pool2dParams {
+// PyTorch's max_pool2d / avg_pool2d arguments (stride always explicit here).
+struct MaxPool2dParams {
   I64List kernel_size;
-  I64List stride;  // PyTorch's default is kernel_size; here it is always explicit
+  I64List stride;
   I64List padding{0, 0};
+  I64List dilation{1, 1};
+  bool ceil_mode = false;
 };
-Value max_pool2d(Value x, const Pool2dParams& p);
-Value max_pool2d_grad(Value x, Value g, const Pool2dParams& p);
-Value max_pool2d_select(Value x, Value d, const Pool2dParams& p);
-Value avg_pool2d(Value x, const Pool2dParams& p, bool count_include_pad = true);
-Value avg_pool2d_grad(Value g, const Pool2dParams& p, bool count_include_pad, I64List input_size);
+struct AvgPool2dParams {
+  I64List kernel_size;
+  I64List stride;
+  I64List padding{0, 0};
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+  std::int64_t divisor_override = 0;  // 0: none (PyTorch's None)
+};
+Value max_pool2d(Value x, const MaxPool2dParams& p);
+Value max_pool2d_grad(Value x, Value g, const MaxPool2dParams& p);
+Value max_pool2d_select(Value x, Value d, const MaxPool2dParams& p);
+Value avg_pool2d(Value x, const AvgPool2dParams& p);
+// The adjoint of avg_pool2d; input_size = [H, W] (ceil_mode maps several to one output size).
+Value avg_pool2d_grad(Value g, const AvgPool2dParams& p, I64List input_size);
 
 }  // namespace mg::ir

@@ -1,6 +1,7 @@
 // Interpreter kernels of the nn family (conv and pooling, NCHW, f32/f64), shared by the
-// registry file nn.cpp and the kernel files nn_conv_kernels.cpp / nn_pool_kernels.cpp.
-// Geometry is PyTorch's: out = floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1.
+// registry files nn.cpp / nn_pool.cpp and the kernel files nn_conv_kernels.cpp / nn_pool_kernels.cpp.
+// Geometry is PyTorch's: out = floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1, and
+// pooling's ceil_mode (pool_out_size).
 // Invariant: every kernel writes each output element exactly once (gradients zero their
 // output first) and is correct for empty batch / channel dims.
 #pragma once
@@ -20,6 +21,20 @@ inline std::int64_t conv_out_size(std::int64_t in, std::int64_t k, std::int64_t 
   return span / stride + 1;
 }
 
+// PyTorch's pooling_output_shape: as conv_out_size, rounding up with ceil_mode, where a
+// last window that would start in the right padding is dropped (every window starts inside
+// the input or its left padding). May be <= 0 (the infer rules reject it).
+inline std::int64_t pool_out_size(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t pad,
+                                  std::int64_t dil, bool ceil_mode) {
+  std::int64_t span =
+      checked_sub(checked_sub(checked_add(in, checked_mul(2, pad)), checked_mul(dil, checked_sub(k, 1))), 1);
+  if (ceil_mode) span = checked_add(span, stride - 1);
+  // PyTorch's div_rtn: floor division, also for a negative span.
+  std::int64_t out = (span >= 0 ? span / stride : -(checked_add(checked_sub(0, span), stride - 1) / stride)) + 1;
+  if (ceil_mode && out >= 1 && checked_mul(out - 1, stride) >= checked_add(in, pad)) --out;
+  return out;
+}
+
 // The sizes of one conv: x[N,C,H,W], w[O,C/G,kh,kw], y[N,O,Ho,Wo].
 struct ConvGeom {
   std::int64_t N, C, H, W, O, kh, kw, Ho, Wo;
@@ -32,12 +47,16 @@ void conv2d_kernel(const KernelArgs& k);              // (x, w) -> y
 void conv2d_input_grad_kernel(const KernelArgs& k);   // (g, w) -> dx
 void conv2d_weight_grad_kernel(const KernelArgs& k);  // (x, g) -> dw
 
-// Pooling windows: x[N,C,H,W] -> [N,C,Ho,Wo], no dilation.
+// Pooling windows: x[N,C,H,W] -> [N,C,Ho,Wo]. Output (i, j) reads rows i sh - ph + t dh
+// (t < kh) and columns likewise, those inside the input; ceil_mode only shows in Ho, Wo.
+// dh = dw = 1 for avg_pool2d (it has no dilation attribute).
 struct PoolGeom {
-  std::int64_t planes, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw;
+  std::int64_t planes, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw;
 };
 PoolGeom pool_geom(const Shape& x, const Shape& y, const Attrs& attrs);
 
+// A max window that holds no input element (padding and dilation can make one) has no
+// argmax: max_pool2d gives -inf there, its gradient routes nothing, select gives 0.
 void max_pool2d_kernel(const KernelArgs& k);         // (x) -> y
 void max_pool2d_grad_kernel(const KernelArgs& k);    // (x, g) -> dx
 void max_pool2d_select_kernel(const KernelArgs& k);  // (x, d) -> d at each window's argmax

@@ -231,8 +231,8 @@ TEST(ConvModules, Conv2DAddsBiasPerChannelAndPools) {
   conv.bias.assign(Array::from<double>({2}, {0.5, -1}));
   Tensor x = g.input("x", f64, {1, 1, 3, 3});
   Tensor y = conv(x);
-  Tensor p = nn::max_pool2d(y, {2, 2});
-  Tensor a = nn::avg_pool2d(y, {2, 2});
+  Tensor p = nn::max_pool2d(y, {.kernel_size = {2, 2}});
+  Tensor a = nn::avg_pool2d(y, {.kernel_size = {2, 2}});
   EXPECT_EQ(y.shape(), (Shape{1, 2, 2, 2}));
   EXPECT_EQ(p.shape(), (Shape{1, 2, 1, 1}));
   Executable exe = nn::compile_with_parameters(g, {y, p, a}, conv);
@@ -248,12 +248,37 @@ TEST(ConvModules, SmallCnnLossGradientsMatchFiniteDifferences) {
   Tensor w = g.input("w", f64, {3, 2, 3, 3});
   Tensor b = g.input("b", f64, {3});
   Tensor h = relu(nn::conv2d(x, w, {2, 2}, {1, 1}) + b.reshape({1, 3, 1, 1}));
-  Tensor loss = square(nn::avg_pool2d(h, {3, 3}, {1, 1}, {1, 1})).sum();
+  Tensor loss = square(nn::avg_pool2d(h, {.kernel_size = {3, 3}, .stride = {1, 1}, .padding = {1, 1}})).sum();
   std::vector<ir::Value> inputs{x.value(), w.value(), b.value()};
   std::vector<Array> values{testing::sample(x.type(), ir::Domain::any, 1), testing::sample(w.type(), ir::Domain::any, 2),
                             testing::sample(b.type(), ir::Domain::any, 3)};
   auto r = testing::check_gradients(loss.value(), inputs, values, 2, 1e-6, 4);
   EXPECT_TRUE(r.ok) << r.report;
+}
+
+TEST(PoolModules, OptionsAndLayersUsePyTorchNames) {
+  Graph g;
+  Tensor x = g.input("x", f64, {2, 3, 7, 6});
+  EXPECT_EQ(nn::max_pool2d(x, {.kernel_size = {2, 2}}).shape(), (Shape{2, 3, 3, 3}));
+  EXPECT_EQ(nn::max_pool2d(x, {.kernel_size = {2, 2}, .ceil_mode = true}).shape(), (Shape{2, 3, 4, 3}));
+  EXPECT_EQ(nn::max_pool2d(x, {.kernel_size = {3, 3}, .stride = {1, 1}, .dilation = {2, 2}}).shape(),
+            (Shape{2, 3, 3, 2}));
+  Tensor a = nn::avg_pool2d(x, {.kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}, .ceil_mode = true,
+                                .count_include_pad = false, .divisor_override = 5});
+  EXPECT_EQ(a.shape(), (Shape{2, 3, 4, 4}));
+  EXPECT_EQ(a.value().node().attrs.i64("divisor_override"), 5);
+  nn::MaxPool2D pool{{.kernel_size = {3, 3}, .stride = {2, 2}, .ceil_mode = true}};
+  EXPECT_EQ(pool(x).shape(), (Shape{2, 3, 3, 3}));
+  nn::AvgPool2D avg{{.kernel_size = {2, 2}, .divisor_override = 2}};
+  EXPECT_EQ(avg(x).shape(), (Shape{2, 3, 3, 3}));
+  std::string m;
+  try {
+    nn::avg_pool2d(x, {.kernel_size = {2, 2}, .divisor_override = 0});
+  } catch (const UserError& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("divisor_override not 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("test_modules.cpp"), std::string::npos) << m;  // the user's line
 }
 
 TEST(ConvModules, WrongRankIsAShapeError) {

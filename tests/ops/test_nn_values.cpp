@@ -1,4 +1,4 @@
-// Known-value tests for the nn family (ir/ops/nn.cpp): hand-computed convs (identity and
+// Known-value tests for the nn family (ir/ops/nn.cpp, nn_pool.cpp): hand-computed convs (identity and
 // all-ones kernels, stride, dilation, groups), the im2col/GEMM, pointwise and chunked
 // paths of conv2d and both its adjoints against naive loops on many random shapes
 // (integer-valued f64, so the comparison is exact), pooling values with padding,
@@ -22,7 +22,8 @@ namespace {
 
 using ir::Conv2dParams;
 using ir::Graph;
-using ir::Pool2dParams;
+using ir::AvgPool2dParams;
+using ir::MaxPool2dParams;
 using ir::Value;
 
 Array eval(Value y, const rt::Bindings& b) {
@@ -248,7 +249,7 @@ TEST(ConvValues, ShapeRulesRejectBadConvs) {
 TEST(PoolValues, MaxPoolPadsWithMinusInfinity) {
   Graph g;
   Value x = g.add_input("x", Type{f64, {1, 1, 3, 3}});
-  Pool2dParams p{.kernel_size = {3, 3}, .stride = {1, 1}, .padding = {1, 1}};
+  MaxPool2dParams p{.kernel_size = {3, 3}, .stride = {1, 1}, .padding = {1, 1}};
   Value gy = g.add_input("g", Type{f64, {1, 1, 3, 3}});
   std::vector<Value> outs{ir::max_pool2d(x, p), ir::max_pool2d_grad(x, gy, p), ir::max_pool2d_select(x, x, p)};
   auto r = rt::evaluate(outs, {{"x", iota_f64({1, 1, 3, 3}, -1, -1)}, {"g", Array::full(Type{f64, {1, 1, 3, 3}}, 1)}});
@@ -262,7 +263,7 @@ TEST(PoolValues, MaxPoolTiesPickTheFirstMaximum) {
   Value x = g.add_input("x", Type{f64, {1, 1, 1, 4}});
   Value gy = g.add_input("g", Type{f64, {1, 1, 1, 2}});
   Value d = g.add_input("d", Type{f64, {1, 1, 1, 4}});
-  Pool2dParams p{.kernel_size = {1, 3}, .stride = {1, 1}};
+  MaxPool2dParams p{.kernel_size = {1, 3}, .stride = {1, 1}};
   std::vector<Value> outs{ir::max_pool2d(x, p), ir::max_pool2d_grad(x, gy, p), ir::max_pool2d_select(x, d, p)};
   auto r = rt::evaluate(outs, {{"x", f64s({1, 1, 1, 4}, {1, 5, 5, 2})},
                                {"g", f64s({1, 1, 1, 2}, {1, 10})},
@@ -274,7 +275,7 @@ TEST(PoolValues, MaxPoolTiesPickTheFirstMaximum) {
   Graph g2;
   Value x2 = g2.add_input("x", Type{f64, {1, 1, 2, 2}});
   Value g2y = g2.add_input("g", Type{f64, {1, 1, 1, 1}});
-  Pool2dParams p2{.kernel_size = {2, 2}, .stride = {2, 2}};
+  MaxPool2dParams p2{.kernel_size = {2, 2}, .stride = {2, 2}};
   Array dx = eval(ir::max_pool2d_grad(x2, g2y, p2), {{"x", Array::full(Type{f64, {1, 1, 2, 2}}, 7)},
                                                      {"g", f64s({1, 1, 1, 1}, {3})}});
   EXPECT_EQ(dx.to_doubles(), (std::vector<double>{3, 0, 0, 0}));
@@ -299,7 +300,7 @@ TEST(PoolValues, MaxPool2x2MatchesTheSequentialRule) {
     Value x = g.add_input("x", Type{dt, xs});
     Value gy = g.add_input("g", Type{dt, {2, 3, 2, 3}});
     Value d = g.add_input("d", Type{dt, xs});
-    Pool2dParams p{.kernel_size = {2, 2}, .stride = {2, 2}};
+    MaxPool2dParams p{.kernel_size = {2, 2}, .stride = {2, 2}};
     Array xv(Type{dt, xs}), gv(Type{dt, {2, 3, 2, 3}}), dv(Type{dt, xs});
     std::mt19937 rng(7);
     for (std::int64_t i = 0; i < xv.numel(); ++i) {
@@ -342,10 +343,12 @@ TEST(PoolValues, MaxPoolStridedWindowsPerPlane) {
 TEST(PoolValues, AvgPoolCountIncludePad) {
   Graph g;
   Value x = g.add_input("x", Type{f64, {1, 1, 3, 3}});
-  Pool2dParams p{.kernel_size = {3, 3}, .stride = {1, 1}, .padding = {1, 1}};
+  AvgPool2dParams p{.kernel_size = {3, 3}, .stride = {1, 1}, .padding = {1, 1}};
+  AvgPool2dParams q = p;
+  q.count_include_pad = false;
   Value gy = g.add_input("g", Type{f64, {1, 1, 3, 3}});
-  std::vector<Value> outs{ir::avg_pool2d(x, p, true), ir::avg_pool2d(x, p, false),
-                          ir::avg_pool2d_grad(gy, p, true, {3, 3}), ir::avg_pool2d_grad(gy, p, false, {3, 3})};
+  std::vector<Value> outs{ir::avg_pool2d(x, p), ir::avg_pool2d(x, q), ir::avg_pool2d_grad(gy, p, {3, 3}),
+                          ir::avg_pool2d_grad(gy, q, {3, 3})};
   auto r = rt::evaluate(outs, {{"x", iota_f64({1, 1, 3, 3}, 1)}, {"g", Array::full(Type{f64, {1, 1, 3, 3}}, 1)}});
   std::vector<double> incl{12, 21, 16, 27, 45, 33, 24, 39, 28};
   for (auto& v : incl) v /= 9;
@@ -367,7 +370,7 @@ TEST(PoolValues, AvgPoolCountIncludePad) {
 TEST(PoolValues, GradientOpsAreAdjoints) {
   struct Case {
     Shape x;
-    Pool2dParams p;
+    MaxPool2dParams p;
   };
   const std::vector<Case> cases = {
       {{2, 3, 7, 6}, {.kernel_size = {2, 2}, .stride = {2, 2}}},
@@ -379,10 +382,12 @@ TEST(PoolValues, GradientOpsAreAdjoints) {
     for (bool include_pad : {true, false}) {
       Graph g;
       Value x = g.add_input("x", Type{f64, k.x});
-      Value y = ir::avg_pool2d(x, k.p, include_pad);
+      const AvgPool2dParams ap{.kernel_size = k.p.kernel_size, .stride = k.p.stride, .padding = k.p.padding,
+                               .count_include_pad = include_pad};
+      Value y = ir::avg_pool2d(x, ap);
       Value gy = g.add_input("g", y.type());
       Value d = g.add_input("d", Type{f64, k.x});
-      std::vector<Value> outs{y, ir::avg_pool2d_grad(gy, k.p, include_pad, {k.x[2], k.x[3]}),
+      std::vector<Value> outs{y, ir::avg_pool2d_grad(gy, ap, {k.x[2], k.x[3]}),
                               ir::max_pool2d_grad(x, gy, k.p), ir::max_pool2d_select(x, d, k.p)};
       Array xv = random_ints(k.x, 1 + ci), gv = random_ints(y.shape(), 2 + ci), dv = random_ints(k.x, 3 + ci);
       for (std::int64_t i = 0; i < xv.numel(); ++i) xv.set(i, xv.at(i) + 1e-3 * static_cast<double>(i % 97));
