@@ -41,8 +41,18 @@ PrivateGradients private_gradients(const ExampleLoss& loss, const std::vector<Te
     sq = sq.valid() ? Tensor(sq + s) : s;
   }
   Tensor factor = minimum(privacy.max_grad_norm / (sqrt(sq) + 1e-6), 1.0);  // [n]
+  Tensor losses = r[0];
+  if (privacy.weights.valid()) {
+    if (privacy.weights.shape() != Shape{n} || !is_float(privacy.weights.dtype()))
+      throw UserError("private training: weights must be a float [" + std::to_string(n) + "] input (one per example), got " +
+                          to_string(privacy.weights.type()),
+                      ambient_loc());
+    factor = factor * cast(privacy.weights, f64);
+    losses = losses * cast(privacy.weights, losses.dtype());
+  }
+  const double divisor = privacy.expected_batch_size > 0 ? privacy.expected_batch_size : static_cast<double>(n);
 
-  PrivateGradients out{r[0].mean(), {}};
+  PrivateGradients out{losses.sum() * (1.0 / divisor), {}};
   const double std = privacy.noise_multiplier * privacy.max_grad_norm;
   for (std::size_t k = 0; k < params.size(); ++k) {
     const Tensor& g = r[k + 1];
@@ -54,7 +64,7 @@ PrivateGradients private_gradients(const ExampleLoss& loss, const std::vector<Te
                               {"dtype", params[k].dtype()},
                               {"seed", static_cast<std::int64_t>(hash_name(privacy.seed, names[k]))},
                               {"std", std}}));
-    out.grads.push_back((clipped_sum + noise) * (1.0 / static_cast<double>(n)));
+    out.grads.push_back((clipped_sum + noise) * (1.0 / divisor));
   }
   return out;
 }

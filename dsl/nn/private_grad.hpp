@@ -18,13 +18,19 @@ struct Privacy {
   double noise_multiplier = 1.0;  // sigma: noise std in units of max_grad_norm
   double max_grad_norm = 1.0;     // C: per-example L2 bound over all parameters
   std::uint64_t seed = 0;         // the noise stream (with the step counter)
+  // Poisson-sampled batches padded to a static capacity (io::PoissonBatchLoader): a [B]
+  // input of per-example weights (1 sampled, 0 padding) multiplying each clipped gradient
+  // (and loss), and the divisor of the noisy sum, the EXPECTED batch size q n (dividing by
+  // the sampled count would leak it). Empty / 0: every row counts, divide by B.
+  Tensor weights = {};
+  double expected_batch_size = 0;
 };
 
 // The loss of ONE example: `example` holds the batch inputs without their leading axis.
 using ExampleLoss = std::function<Tensor(const std::vector<Tensor>& example)>;
 
 struct PrivateGradients {
-  Tensor loss;                 // the mean of the per-example losses
+  Tensor loss;                 // the mean of the per-example losses (weighted: sum(w l) / divisor)
   std::vector<Tensor> grads;   // one per parameter: (sum of clipped + noise) / batch size
 };
 

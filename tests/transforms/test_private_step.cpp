@@ -67,11 +67,9 @@ TEST(PrivateStep, WithoutClippingOrNoiseItIsSgdOnTheMeanLoss) {
   expect_same(params_after(dp, 3), params_after(plain, 3), 1e-12);
 }
 
-TEST(PrivateStep, ClippingEqualsALoopOverExamples) {
-  const double C = 0.05, lr = 0.5;
-  Tiny m;
-  auto dp = private_step(m, {.noise_multiplier = 0, .max_grad_norm = C}, lr);
-  // The reference: one example's gradient at a time, clipped, summed, averaged, SGD.
+// One SGD step of clipped per-example gradients, weighted, summed and divided, computed
+// one example at a time.
+std::map<std::string, Array> loop_step(double C, double lr, const std::vector<double>& w, double divisor) {
   Tiny r;
   Graph g;
   nn::bind(r, g, 3);
@@ -99,16 +97,39 @@ TEST(PrivateStep, ClippingEqualsALoopOverExamples) {
     if (sum.empty())
       for (auto& a : g1) sum.push_back(Array::zeros(a.type()));
     for (std::size_t k = 0; k < g1.size(); ++k)
-      for (std::int64_t i = 0; i < g1[k].numel(); ++i) sum[k].set(i, sum[k].at(i) + f * g1[k].at(i));
+      for (std::int64_t i = 0; i < g1[k].numel(); ++i) sum[k].set(i, sum[k].at(i) + w[b] * f * g1[k].at(i));
   }
-  ASSERT_TRUE(clipped_some) << "the bound must bite for the test to mean anything";
+  EXPECT_TRUE(clipped_some) << "the bound must bite for the test to mean anything";
   std::size_t k = 0;
   for (nn::Parameter* p : nn::parameters(r)) {
-    Array& w = want[p->name()];
-    for (std::int64_t i = 0; i < w.numel(); ++i) w.set(i, w.at(i) - lr * sum[k].at(i) / kB);
+    Array& a = want[p->name()];
+    for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, a.at(i) - lr * sum[k].at(i) / divisor);
     ++k;
   }
-  expect_same(params_after(dp, 1), want, 1e-12);
+  return want;
+}
+
+TEST(PrivateStep, ClippingEqualsALoopOverExamples) {
+  const double C = 0.05, lr = 0.5;
+  Tiny m;
+  auto dp = private_step(m, {.noise_multiplier = 0, .max_grad_norm = C}, lr);
+  expect_same(params_after(dp, 1), loop_step(C, lr, std::vector<double>(kB, 1.0), kB), 1e-12);
+}
+
+TEST(PrivateStep, PoissonPaddingWeightsAndTheExpectedBatchSize) {
+  const double C = 0.05, lr = 0.5, expected = 4.5;
+  const std::vector<double> w{1, 0, 1, 1, 0, 1};  // rows 1 and 4 are padding
+  Tiny m;
+  Graph g;
+  nn::bind(m, g, 3);
+  Tensor x = g.input("x", f64, {kB, 5});
+  Tensor y = g.input("y", i64, {kB});
+  Tensor wt = g.input("w", f64, {kB});
+  auto dp = nn::compile_train(
+      g, [&](const std::vector<Tensor>& e) { return example_loss(m, e); }, {x, y}, m, nn::SGD{.lr = lr},
+      {.privacy = nn::Privacy{.noise_multiplier = 0, .max_grad_norm = C, .weights = wt, .expected_batch_size = expected}});
+  dp.run({{"x", batch_x()}, {"y", batch_y()}, {"w", Array::from_vector(Shape{kB}, w)}});
+  expect_same(dp.parameters(), loop_step(C, lr, w, expected), 1e-12);
 }
 
 TEST(PrivateStep, NoiseIsSeededFreshPerStepAndScaled) {
