@@ -92,7 +92,7 @@ void batched_jacobians() {
 
 // (2) DP-SGD on Fashion-MNIST.
 int dp_sgd(int argc, char** argv) {
-  examples::Args args(argc, argv, {{"epochs", "30"}, {"batches", "0"}, {"sigma", "1.1"}, {"clip", "1.0"},
+  examples::Args args(argc, argv, {{"epochs", "5"}, {"batches", "0"}, {"sigma", "1.1"}, {"clip", "1.0"},
                                    {"lr", "0.1"}, {"momentum", "0.9"}, {"seed", "0"},
                                    {"data", "/usr/share/datasets/fashion-mnist"}, {"backend", "interpreter"}});
   const int epochs = static_cast<int>(args.integer("epochs"));
