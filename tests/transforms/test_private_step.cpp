@@ -8,7 +8,9 @@
 
 #include "minigrad/minigrad.hpp"
 #include "minigrad/nn.hpp"
+#include "minigrad/runtime/c99/export.hpp"
 #include "tests/ops/gradcheck.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace {
 struct Tiny {  // 5 -> 4 -> 3, tanh, f64
@@ -180,6 +182,19 @@ TEST(PrivateStep, C99StepEqualsTheInterpreters) {  // same seed, same noise, on 
   ASSERT_FALSE(c99.executable().source_path().empty()) << "the step must run as compiled C";
   EXPECT_EQ(interp.executable().source_path(), "");
   expect_same(params_after(c99, 3), params_after(interp, 3), 1e-12);
+}
+
+TEST(PrivateStep, ExportsAsMallocFreeC99) {  // private training on a board
+  Tiny m;
+  auto step = private_step(m, {.noise_multiplier = 1.1, .max_grad_norm = 0.1, .seed = 5}, 0.3);
+  testing::ScratchDir dir("mg_private_export_");
+  const rt::c99::Module mod = rt::c99::export_c(step.executed_graph(), (dir / "c").string(), {.name = "dp_step"});
+  EXPECT_GT(mod.arena_bytes, 0u);
+  EXPECT_EQ(mod.source.find("malloc"), std::string::npos);
+  EXPECT_NE(mod.source.find("mg_splitmix64"), std::string::npos) << "the counter-keyed noise is in the C";
+  const std::string cmd = "cc -std=c99 -O1 -c " + (dir / "c" / "dp_step.c").string() + " -o " +
+                          (dir / "dp_step.o").string() + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
 TEST(PrivateStep, TheBatchLossFormRefusesPrivacy) {
