@@ -146,7 +146,8 @@ struct OpDef {
   VjpFn vjp;
   std::string not_differentiable;  // why vjp (and jvp) is empty, when it is
   JvpFn jvp;      // forward mode (passes/jvp.hpp); empty exactly when vjp is
-  BatchFn batch;  // vmap (passes/vmap.hpp); every op has one
+  BatchFn batch;  // vmap (passes/vmap.hpp)
+  std::string no_batch_rule;  // why batch is empty, when it is (vmap then stops, naming it)
   EmitC emit_c;  // C99: an elementwise expression or a loop nest (ir/emit_c.hpp); `none` says why not
   // Whether `kernel` reads operand `operand` through `view` (a view node's strides over its
   // own operand, EmitC::view) in place of a materialised copy. When every consumer of a

@@ -55,8 +55,9 @@ struct Walk {
       return;
     }
     if (!n.op->batch)
-      throw UserError("vmap: op '" + n.op->name + "' has no batching rule (at " + describe(src, id) +
-                          "); vmap never falls back to a loop",
+      throw UserError("vmap: op '" + n.op->name + "' has no batching rule (" +
+                          (n.op->no_batch_rule.empty() ? std::string("none registered") : n.op->no_batch_rule) + ") at " +
+                          describe(src, id) + "; vmap never falls back to a loop",
                       n.loc);
     ir::BatchRegionFn region = [this](const ir::Graph& body, std::span<const Value> args, std::span<const int> ax) {
       return inline_region(body, args, ax);

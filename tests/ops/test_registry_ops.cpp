@@ -51,7 +51,7 @@ TEST_P(RegistryOp, HasEveryColumnOrAReason) {
   // where neither is, and a batching rule for every op.
   EXPECT_TRUE(!d.vjp || d.jvp) << d.name << ": has a VJP but no JVP rule";
   EXPECT_TRUE(d.jvp || !d.not_differentiable.empty()) << d.name << ": no JVP and no reason why";
-  EXPECT_TRUE(static_cast<bool>(d.batch)) << d.name << ": no batching rule (vmap)";
+  EXPECT_TRUE(d.batch || !d.no_batch_rule.empty()) << d.name << ": no batching rule (vmap) and no reason why";
 }
 
 TEST_P(RegistryOp, KernelMatchesInferredType) {

@@ -236,7 +236,7 @@ auto param_name = [](const ::testing::TestParamInfo<std::string>& info) { return
 INSTANTIATE_TEST_SUITE_P(AllOps, JvpOp, ::testing::ValuesIn(names_where(jvp_is_derivative)), param_name);
 // Ops with operands (creation ops have none: vmap never batches them, see below).
 INSTANTIATE_TEST_SUITE_P(AllOps, BatchOp, ::testing::ValuesIn(names_where([](const ir::OpDef& d) {
-                           return d.arity != 0;
+                           return d.arity != 0 && d.batch;
                          })),
                          param_name);
 
