@@ -11,6 +11,7 @@ packages=(
   libz3-dev libgraphviz-dev libgtest-dev nlohmann-json3-dev
   libboost-program-options-dev python3-numpy python3-mpmath  # mpmath: the privacy tests' oracle
   zlib1g-dev dataset-fashion-mnist ccache
+  fortunes  # examples 06/07: English text (fortune cookies) for the character-level GPT
   clang gcc-arm-none-eabi libnewlib-arm-none-eabi  # C99 export tests: clang, Cortex-M4 cross-compile
 )
 missing=()

@@ -1,6 +1,7 @@
 // Optimizer update rules; see optim.hpp. Each mirrors torch.optim's single-tensor path.
 #include "minigrad/dsl/nn/optim.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "minigrad/dsl/expr.hpp"
@@ -101,6 +102,15 @@ Schedule step_lr(std::int64_t step_size, double gamma) {
 Schedule cosine_lr(std::int64_t t_max, double eta_min) {
   return [=](double lr, std::int64_t step) {
     return eta_min + (lr - eta_min) * (1 + std::cos(M_PI * static_cast<double>(step) / static_cast<double>(t_max))) / 2;
+  };
+}
+
+Schedule warmup_cosine_lr(std::int64_t warmup, std::int64_t total, double min_lr) {
+  return [=](double lr, std::int64_t step) {
+    if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+    if (step >= total) return min_lr;
+    double progress = static_cast<double>(step - warmup) / static_cast<double>(std::max<std::int64_t>(1, total - warmup));
+    return min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (lr - min_lr);
   };
 }
 

@@ -66,5 +66,8 @@ using Schedule = std::function<double(double base_lr, std::int64_t step)>;
 Schedule constant_lr();
 Schedule step_lr(std::int64_t step_size, double gamma = 0.1);          // torch StepLR
 Schedule cosine_lr(std::int64_t t_max, double eta_min = 0.0);          // torch CosineAnnealingLR
+// Linear warm-up then cosine decay (nanoGPT's get_lr): base * (step+1)/warmup for the first
+// `warmup` steps, then from base down to min_lr at `total`, min_lr after it.
+Schedule warmup_cosine_lr(std::int64_t warmup, std::int64_t total, double min_lr = 0.0);
 
 }  // namespace mg::nn

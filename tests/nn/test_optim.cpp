@@ -119,3 +119,18 @@ TEST(TrainStep, LearnsXor) {
 
 }  // namespace
 }  // namespace mg
+
+namespace mg {
+namespace {
+// nanoGPT's get_lr: linear warm-up over `warmup` steps, cosine from base to min_lr at `total`.
+TEST(Schedules, WarmupCosineFollowsNanoGptsFormula) {
+  auto s = nn::warmup_cosine_lr(10, 110, 0.1);
+  EXPECT_DOUBLE_EQ(s(1.0, 0), 0.1);
+  EXPECT_DOUBLE_EQ(s(1.0, 9), 1.0);
+  EXPECT_DOUBLE_EQ(s(1.0, 10), 1.0);
+  EXPECT_NEAR(s(1.0, 60), 0.55, 1e-15);
+  EXPECT_DOUBLE_EQ(s(1.0, 110), 0.1);
+  EXPECT_DOUBLE_EQ(s(1.0, 500), 0.1);
+}
+}  // namespace
+}  // namespace mg
