@@ -6,6 +6,7 @@
 #include "minigrad/dsl/expr.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/region.hpp"
 
 namespace mg {
 
@@ -53,8 +54,15 @@ Tensor lower_elementwise(std::string_view op, std::vector<Lowered> args, const A
     if (!std::holds_alternative<Tensor>(args[i])) continue;
     const Tensor& t = std::get<Tensor>(args[i]);
     if (!t.valid()) fail("an operand is an empty Tensor handle");
-    if (g && &t.graph() != g) fail("operands come from different graphs");
-    g = &t.graph();
+    if (g && &t.graph() != g) {
+      // Inside a traced region body, values of the graphs around it are captured.
+      const ir::Value two[2] = {ir::Value{g, 0}, t.value()};
+      ir::Graph* inner = ir::capture_target(two);
+      if (!ir::is_tracing(*inner)) fail("operands come from different graphs");
+      g = inner;
+    } else {
+      g = &t.graph();
+    }
     shapes.push_back(t.shape());
     if (i < first_value) continue;
     if (!dtype) dtype = t.dtype();

@@ -2,6 +2,7 @@
 #include "minigrad/ir/builder.hpp"
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/region.hpp"
 
 namespace mg::ir {
 
@@ -53,7 +54,8 @@ Value make_op(Graph& g, const OpDef& def, std::vector<Value> inputs, Attrs attrs
   if (def.arity < 0 && inputs.empty())
     throw UserError("op '" + def.name + "' needs at least one input", loc);
   std::vector<Type> types;
-  for (const Value& v : inputs) {
+  for (Value& v : inputs) {
+    v = capture(v, g);  // a traced region body may use values of the graphs around it
     if (!v.valid()) throw UserError("op '" + def.name + "': an input is an empty tensor handle", loc);
     if (v.graph != &g)
       throw UserError("op '" + def.name + "': inputs come from different graphs", loc);
@@ -83,7 +85,7 @@ Value make_op(Graph& g, const OpDef& def, std::vector<Value> inputs, Attrs attrs
 Value make_op(const OpDef& def, std::vector<Value> inputs, Attrs attrs) {
   if (inputs.empty() || !inputs[0].valid())
     throw UserError("op '" + def.name + "' needs a graph: pass one explicitly", ambient_loc());
-  Graph& g = *inputs[0].graph;
+  Graph& g = *capture_target(inputs);
   return make_op(g, def, std::move(inputs), std::move(attrs));
 }
 

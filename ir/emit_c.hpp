@@ -76,6 +76,12 @@ struct CLoopArgs {
   // the arena) of the step's scratch bytes; empty when the caller provides none (the op
   // must then still work, e.g. through a slower path).
   std::string scratch = {};
+  // Only for ops that own regions: writes region `r`'s body inline (once: the op puts it
+  // inside its own loop) reading parameters from `args` and storing results to `results`
+  // (C pointer expressions, one per body input / output). The body's buffers live in the
+  // step's scratch, after the op's own EmitC::scratch bytes. Supplied by the emitter.
+  const std::function<void(std::size_t r, std::span<const std::string> args, std::span<const std::string> results)>*
+      region = nullptr;
 };
 using CLoopFn = std::function<void(const CLoopArgs&)>;
 
@@ -92,6 +98,9 @@ struct EmitC {
   // has reads_views (or is an elementwise loop and the index needs no division), they read
   // the operand in place and the node's copy loop is never emitted (runtime/c99/schedule).
   std::function<std::optional<CView>(const Node&, std::span<const Type> in)> view;
+  // What the node's `fail` statement reports, when not an index out of range (the
+  // JIT's error message); a loop body's failures report the loop node.
+  std::string fail_what;
   bool reads_views = false;  // `loops` handles CLoopArgs::in_views
   // The per-operand form, for ops that read only some operands through views (a fused
   // matmul prologue): whether `loops` handles in_views[operand].

@@ -70,6 +70,9 @@ void register_all_ops() {
   register_nn_ops();
   register_pool_ops();
   register_fused_ops();
+  register_control_ops();
+  register_custom_vjp_ops();
+  register_while_loop_ops();
   register_transform_rules();
 }
 

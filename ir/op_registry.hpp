@@ -57,11 +57,20 @@ struct KernelArgs {
   std::span<const CView> in_views = {};
 };
 
+// Reverse mode inside a region body (passes::vjp, which ir/ cannot call): the grad pass
+// hands it to the VJP rules of ops that own regions, as executors hand kernels a RegionRunner.
+using RegionVjp = std::function<std::vector<Value>(std::span<const Value> outputs, std::span<const Value> cotangents,
+                                                   std::span<const Value> wrt)>;
+
 struct VjpArgs {
   const Node& node;            // the forward node
   Value out;                   // its value (to reuse the forward result, e.g. exp)
   std::span<const Value> in;   // its inputs
   Value cotangent;             // d loss / d out, same type as out
+  const RegionVjp* region_vjp = nullptr;  // set by the grad pass
+  // Per input: whether the pass needs its gradient (empty: all). Rules may skip the rest
+  // (a loop's backward then carries no unneeded accumulators or stacked gradients).
+  std::span<const bool> wants = {};
 };
 
 // Supplied by the jvp driver to rules of ops that own regions: inlines `region` into the
@@ -145,7 +154,8 @@ struct OpDef {
   KernelFn kernel;
   VjpFn vjp;
   std::string not_differentiable;  // why vjp (and jvp) is empty, when it is
-  JvpFn jvp;      // forward mode (passes/jvp.hpp); empty exactly when vjp is
+  JvpFn jvp;      // forward mode (passes/jvp.hpp); set wherever vjp is, unless no_jvp_rule says why
+  std::string no_jvp_rule;  // why jvp is empty although vjp is not (jvp then stops, naming it)
   BatchFn batch;  // vmap (passes/vmap.hpp)
   std::string no_batch_rule;  // why batch is empty, when it is (vmap then stops, naming it)
   EmitC emit_c;  // C99: an elementwise expression or a loop nest (ir/emit_c.hpp); `none` says why not
@@ -158,6 +168,16 @@ struct OpDef {
   // Ops that own regions: checks the node's regions against its inputs, attrs and type
   // (throws TypeRuleError); the verifier calls it. Empty for ops without regions.
   std::function<void(const Node& node, std::span<const Type> in)> check_regions;
+  // The kernel runs its regions through KernelArgs::run_region (loops; not fused, whose
+  // kernel evaluates its body itself): memory plans count the regions' own buffers.
+  bool runs_regions = false;
+  // Loops (ops whose regions run many times per run of the node): per operand, whether it
+  // is loop-invariant and reaches every region as the parameter of the same index; and,
+  // for `count` more such operands, the operand index they go to (the same parameter
+  // index in every region) and the node's attrs then. passes/hoist moves body nodes that
+  // depend only on them out of the loop. Empty: not a loop.
+  std::function<std::vector<bool>(const Node& node)> invariant_operands;
+  std::function<std::pair<std::size_t, Attrs>(const Node& node, std::size_t count)> add_invariants;
   // Z3 semantics of an elementwise op (ir/smt.hpp), used to prove rewrite rules; empty for
   // tensor-level ops (rules over them are checked structurally).
   SmtFn smt;

@@ -72,8 +72,14 @@ class Fuser {
       }
     }
 
-    GraphRewriter rw([this](GraphRewriter& r, const Node& n, std::span<const Value>) -> Value {
+    GraphRewriter rw([this](GraphRewriter& r, const Node& n, std::span<const Value> ins) -> Value {
       if (!r.at_top()) return {};
+      if (!n.regions.empty() && n.op != fused_) {  // a loop's body: fused on its own
+        Value v = r.copy(n, ins);
+        for (std::size_t k = 0; k < n.regions.size(); ++k)
+          r.dst().mutable_node(v.id).regions[k] = Fuser(*n.regions[k]).run();
+        return v;
+      }
       std::size_t gi = group_of_[n.id];
       if (gi == kNone || groups_[gi].root != n.id) return {};
       return emit(r, groups_[gi]);

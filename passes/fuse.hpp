@@ -12,7 +12,8 @@
 // elementwise op read by nothing else (or a broadcast), so the reduced value is folded as
 // it is computed and never stored; a producer with other readers is stored anyway.
 // Groups of two or more nodes become `fused` nodes; their outside operands are the fused
-// node's inputs, constants are copied into the body (sharing storage).
+// node's inputs, constants are copied into the body (sharing storage). The bodies of
+// loops (nodes owning regions, other than fused ones) are fused the same way, each alone.
 // Pre: a verified graph with outputs; run after grad (fused nodes are not differentiable).
 // Post: same inputs and outputs, bit-identical results (each body op runs its own
 // registry kernel), fewer nodes and no full-size buffers for values inside groups;

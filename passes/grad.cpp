@@ -1,6 +1,8 @@
 // The reverse-mode driver; the derivative knowledge lives in the registry's VJP rules.
 #include "minigrad/passes/grad.hpp"
 
+#include <memory>
+
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/ops.hpp"
@@ -73,6 +75,10 @@ std::vector<Value> vjp(std::span<const Value> outputs, std::span<const Value> co
 
   std::vector<Value> cot(end);
   ir::RoleScope role(g, backward_role(needed, g));
+  // Ops that own regions (scan) differentiate their bodies with this same driver.
+  const ir::RegionVjp region_vjp = [](std::span<const Value> o, std::span<const Value> c, std::span<const Value> w) {
+    return vjp(o, c, w);
+  };
   auto accumulate = [&](NodeId id, Value c) {
     if (!cot[id].valid()) {
       cot[id] = c;
@@ -100,7 +106,9 @@ std::vector<Value> vjp(std::span<const Value> outputs, std::span<const Value> co
     std::vector<Value> gs;
     {
       LocScope at(n.loc, true);  // adjoint nodes carry the forward node's user line
-      gs = n.op->vjp(ir::VjpArgs{n, g.value(id), ins, cot[id]});
+      std::unique_ptr<bool[]> wants(new bool[n.inputs.size()]);
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) wants[i] = depends[n.inputs[i]];
+      gs = n.op->vjp(ir::VjpArgs{n, g.value(id), ins, cot[id], &region_vjp, {wants.get(), n.inputs.size()}});
     }
     MG_ASSERT(gs.size() == n.inputs.size(), "VJP of '" + n.op->name + "' returned the wrong arity");
     for (std::size_t i = 0; i < gs.size(); ++i) {

@@ -48,7 +48,10 @@ struct Walk {
     if (!any || n.kind != ir::NodeKind::op || !is_float(n.type.dtype)) return;
     if (!n.op->jvp)
       throw GradError("cannot differentiate (forward mode, jvp) through op '" + n.op->name + "' (" +
-                          (n.op->not_differentiable.empty() ? "no JVP rule" : n.op->not_differentiable) + ") at " +
+                          (!n.op->no_jvp_rule.empty()          ? "no JVP rule: " + n.op->no_jvp_rule
+                           : !n.op->not_differentiable.empty() ? n.op->not_differentiable
+                                                               : std::string("no JVP rule")) +
+                          ") at " +
                           describe(src, id),
                       n.loc);
     ir::JvpRegionFn region = [this](const ir::Graph& body, std::span<const Value> args,

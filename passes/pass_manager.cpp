@@ -17,6 +17,7 @@
 #include "minigrad/passes/fold.hpp"
 #include "minigrad/passes/fuse.hpp"
 #include "minigrad/passes/grad.hpp"
+#include "minigrad/passes/hoist.hpp"
 #include "minigrad/passes/rewrite.hpp"
 #include "minigrad/passes/rewriter.hpp"
 
@@ -34,6 +35,7 @@ const PassEntry kPasses[] = {
     {"cse", "merge identical nodes (hash-consing)", eliminate_common_subexpressions},
     {"fuse", "fuse elementwise chains (+ broadcasts, matmul prologues) into single-loop nodes", fuse_elementwise},
     {"dce", "drop nodes the outputs do not need", eliminate_dead_code},
+    {"hoist", "move loop-invariant nodes out of loop bodies (scan, while_loop)", hoist_loop_invariants},
 };
 
 std::size_t count_ops(const ir::Graph& g) {

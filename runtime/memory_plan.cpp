@@ -1,6 +1,8 @@
 // Liveness-based slot assignment; see memory_plan.hpp.
 #include "minigrad/runtime/memory_plan.hpp"
 
+#include "minigrad/ir/op_registry.hpp"
+
 #include <algorithm>
 
 namespace mg::rt {
@@ -10,6 +12,22 @@ std::size_t MemoryPlan::arena_bytes() const {
   for (auto b : slot_bytes) s += b;
   return s;
 }
+
+namespace {
+
+// Bytes a node's regions hold while it runs: per region, its own plan's peak (planned
+// once, however often the body runs) plus the results one run of it returns (a loop's
+// next carries and step outputs). A loop's peak is thus independent of its trip count.
+std::size_t region_bytes(const ir::Node& n) {
+  std::size_t b = 0;
+  for (const auto& r : n.regions) {
+    b += plan_memory(*r, r->outputs).peak_live_bytes;
+    for (ir::NodeId o : r->outputs) b += r->node(o).type.nbytes();
+  }
+  return b;
+}
+
+}  // namespace
 
 MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, const std::vector<bool>& viewed) {
   MemoryPlan p;
@@ -43,6 +61,7 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& output
       p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
       if (last_use[id] == kNever) p.release_after[s].push_back(id);  // computed, never read
     }
+    if (n.op->runs_regions) p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes + region_bytes(n));
     // Inputs whose last reader is this step die now (the result was placed first, so a
     // kernel never writes into a buffer it reads).
     for (ir::NodeId read : n.inputs) {

@@ -5,6 +5,8 @@
 #pragma once
 #include "minigrad/dsl/autodiff.hpp"
 #include "minigrad/dsl/compile.hpp"
+#include "minigrad/dsl/control.hpp"
+#include "minigrad/dsl/custom_vjp.hpp"
 #include "minigrad/dsl/expr.hpp"
 #include "minigrad/dsl/functions.hpp"
 #include "minigrad/dsl/graph.hpp"

@@ -13,5 +13,8 @@ void register_creation_ops();  // ir/ops/creation.cpp (full, arange, eye, random
 void register_nn_ops();        // ir/ops/nn.cpp (conv2d and its adjoints)
 void register_pool_ops();      // ir/ops/nn_pool.cpp (max/avg pooling and their adjoints)
 void register_fused_ops();     // ir/ops/fused.cpp (fused: a region run as one loop)
+void register_control_ops();   // ir/ops/control.cpp (scan: loops that stay loops)
+void register_custom_vjp_ops();  // ir/ops/custom_vjp.cpp (an author-supplied backward)
+void register_while_loop_ops();  // ir/ops/while_loop.cpp (bounded data-dependent loops)
 void register_transform_rules();  // ir/ops/transforms.cpp (jvp and batch columns, after the entries)
 }  // namespace mg::ir

@@ -142,6 +142,7 @@ void register_transform_rules() {
   xf::register_index_transforms();
   xf::register_linalg_nn_transforms();
   xf::register_creation_transforms();
+  xf::register_loop_transforms();
 }
 
 }  // namespace mg::ir

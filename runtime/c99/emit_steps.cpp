@@ -4,6 +4,8 @@
 // views read in place and the step's arena scratch, see schedule.hpp).
 #include "minigrad/runtime/c99/emit_steps.hpp"
 
+#include <algorithm>
+
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/printer.hpp"
@@ -13,7 +15,8 @@ namespace mg::rt::c99 {
 
 namespace {
 
-std::string ptr(ir::NodeId id) { return "v" + std::to_string(id); }
+thread_local const std::string* g_prefix = nullptr;  // the emit_steps call's value prefix
+std::string ptr(ir::NodeId id) { return *g_prefix + std::to_string(id); }
 
 // The C expression of node `id`'s element i inside an elementwise loop; inlined nodes
 // are computed into temporaries (appended to `body`), in dependency order; views read
@@ -60,7 +63,75 @@ std::string describe(const ir::Graph& g, ir::NodeId id) {
 
 }  // namespace
 
+void emit_region(const ir::Graph& body, const std::string& base, std::span<const std::string> args,
+                 std::span<const std::string> results, const StepOptions& o, ir::CWriter& w) {
+  std::vector<std::size_t> out_arg(body.outputs.size());
+  for (std::size_t k = 0; k < out_arg.size(); ++k) out_arg[k] = k;
+  const Schedule s = schedule_graph(body, body.outputs, {}, out_arg, {});
+  const std::vector<bool> live = body.reachable_from(body.outputs);
+  for (ir::NodeId id = 0; id < body.size(); ++id) {
+    const ir::Node& nd = body.node(id);
+    if (live[id] && nd.kind == ir::NodeKind::op && nd.op->emit_c.empty())
+      throw UserError("C99 backend: op '" + nd.op->name + "' (in a loop body) has no C emission" +
+                          (nd.op->emit_c.none.empty() ? "" : " (" + nd.op->emit_c.none + ")"),
+                      nd.loc);
+  }
+  std::vector<bool> named(body.size(), false);
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    named[s.steps[k]] = true;
+    for (ir::NodeId r : s.reads[k]) named[r] = true;
+  }
+  for (ir::NodeId r : body.outputs) named[r] = true;
+  w.open("");
+  const std::string b = o.prefix + "base";  // named before `arena` is rebound below
+  w.line("unsigned char* const " + b + " = " + base + ";");
+  w.line("(void)" + b + ";");
+  for (ir::NodeId id = 0; id < body.size(); ++id) {
+    if (!named[id]) continue;
+    const ir::Node& nd = body.node(id);
+    const std::string T = ir::c_type(nd.type.dtype), v = o.prefix + std::to_string(id);
+    switch (s.home[id]) {
+      case Home::input: {
+        const auto& ins = body.inputs();
+        const std::size_t k = static_cast<std::size_t>(std::find(ins.begin(), ins.end(), id) - ins.begin());
+        w.line("const " + T + "* const " + v + " = " + args[k] + ";");
+        break;
+      }
+      case Home::constant: {
+        const std::string c = o.prefix + "c" + std::to_string(id);
+        o.support(c, ir::c_array(c, *nd.literal));
+        w.line("const " + T + "* const " + v + " = " + c + ";");
+        break;
+      }
+      case Home::arena: w.line(T + "* const " + v + " = (" + T + "*)(" + b + " + " + std::to_string(s.where[id]) + ");"); break;
+      case Home::output: w.line(T + "* const " + v + " = " + results[s.where[id]] + ";"); break;
+      default: MG_ASSERT(false, "C99: region value without a home");
+    }
+    w.line("(void)" + v + ";");
+  }
+  // The body's steps address the arena through `arena`: rebind it to this region's base.
+  w.line("unsigned char* const arena = " + b + ";");
+  w.line("(void)arena;");
+  emit_steps(body, s, o, w);
+  for (std::size_t k = 0; k < body.outputs.size(); ++k) {
+    const ir::NodeId id = body.outputs[k];
+    if (s.home[id] == Home::output && s.where[id] == k) continue;
+    const std::int64_t m = body.node(id).type.numel();
+    if (m == 0) continue;
+    w.open("for (int64_t i = 0; i < " + ir::c_int(m) + "; ++i)");
+    w.line("(" + results[k] + ")[i] = " + o.prefix + std::to_string(id) + "[i];");
+    w.close();
+  }
+  w.close();
+}
+
 void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir::CWriter& w) {
+  const std::string* saved_prefix = g_prefix;  // regions nest: restore the caller's
+  g_prefix = &o.prefix;
+  struct Restore {
+    const std::string* p;
+    ~Restore() { g_prefix = p; }
+  } restore{saved_prefix};
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
     const ir::NodeId id = s.steps[k];
     const ir::Node& n = g.node(id);
@@ -89,8 +160,23 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
       views.push_back(s.viewed[x] ? s.views[x] : ir::CView{});
     }
     w.open("");
-    const ir::CLoopArgs a{n, in, types, ptr(id), w, o.blas, "return " + std::to_string(id + 1) + ";", o.support, views,
-                          s.scratch_bytes[k] ? "(arena + " + std::to_string(s.scratch_at[k]) + ")" : ""};
+    const std::string fail = o.fail.empty() ? "return " + std::to_string(id + 1) + ";" : o.fail;
+    const std::string scratch = s.scratch_bytes[k] ? "(arena + " + std::to_string(s.scratch_at[k]) + ")" : "";
+    ir::CLoopArgs a{n, in, types, ptr(id), w, o.blas, fail, o.support, views, scratch};
+    // Bodies: after the op's own scratch, one arena per region, each as its schedule plans.
+    std::size_t own = 0;
+    if (n.op->emit_c.scratch) own = static_cast<std::size_t>(n.op->emit_c.scratch(n, types));
+    const std::function<void(std::size_t, std::span<const std::string>, std::span<const std::string>)> region =
+        [&](std::size_t r, std::span<const std::string> args, std::span<const std::string> results) {
+          std::size_t at = (own + 63) / 64 * 64;
+          for (std::size_t q = 0; q < r; ++q) at += region_arena_bytes(*n.regions[q]);
+          StepOptions inner = o;
+          inner.prefix = w.fresh("mg_r") + "_v";
+          inner.fail = fail;
+          emit_region(*n.regions[r], "(" + (scratch.empty() ? std::string("arena") : scratch) + " + " + std::to_string(at) + ")",
+                      args, results, inner, w);
+        };
+    if (n.op->runs_regions) a.region = &region;
     n.op->emit_c.loops(a);
     w.close();
   }

@@ -1,6 +1,7 @@
 // The loops of the entry function, one per scheduled step (see emit_steps.cpp).
 #pragma once
 #include <functional>
+#include <span>
 #include <string>
 
 #include "minigrad/ir/emit_c.hpp"
@@ -11,10 +12,21 @@ namespace mg::rt::c99 {
 struct StepOptions {
   bool blas = false;
   std::function<void(const std::string& name, const std::string& code)> support;
+  std::string prefix = "v";  // value k is the pointer <prefix><k>
+  std::string fail;          // a run-time error's statement; empty: `return k + 1;` for node k
 };
 
-// Writes every step of `s`; value k is reachable as the pointer `v<k>` (declared by the
-// caller for every value a step reads or writes).
+// Writes every step of `s`; value k is reachable as the pointer `<prefix><k>` (declared
+// by the caller for every value a step reads or writes). Steps whose op owns regions get
+// a region writer (emit_region) placing each body's arena in the step's scratch, after
+// the op's own scratch bytes.
 void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir::CWriter& w);
+
+// Writes region `body` inline as one C block: its parameters read from `args`, its
+// results stored to `results` (C pointer expressions), its buffers at `base` (an
+// `unsigned char*` expression) as its own schedule plans them. Errors in the body report
+// `o.fail`.
+void emit_region(const ir::Graph& body, const std::string& base, std::span<const std::string> args,
+                 std::span<const std::string> results, const StepOptions& o, ir::CWriter& w);
 
 }  // namespace mg::rt::c99

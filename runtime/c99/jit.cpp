@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/op_registry.hpp"
 #include "minigrad/runtime/c99/jit_cache.hpp"
 
 namespace mg::rt::c99 {
@@ -106,7 +107,9 @@ std::vector<Array> NativeRunner::run(std::span<const Array* const> given, std::v
   const int rc = native_->call(args_.data(), arena_aligned_);
   if (rc != 0) {
     const ir::Node& n = graph_->node(static_cast<ir::NodeId>(rc - 1));
-    throw UserError("op '" + n.op_name() + "': an index is out of range (C99 backend)", n.loc);
+    const std::string& what = n.op->emit_c.fail_what;
+    throw UserError("op '" + n.op_name() + "': " + (what.empty() ? "an index is out of range" : what) + " (C99 backend)",
+                    n.loc);
   }
   for (std::size_t j = 0; j < next.size(); ++j) {
     spare_[j] = std::move(state_values[j]);

@@ -15,6 +15,12 @@ constexpr std::size_t kAlign = 64;
 std::size_t aligned(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
+std::size_t region_arena_bytes(const ir::Graph& body) {
+  std::vector<std::size_t> out_arg(body.outputs.size());
+  for (std::size_t k = 0; k < out_arg.size(); ++k) out_arg[k] = k;
+  return aligned(schedule_graph(body, body.outputs, {}, out_arg, {}).arena_bytes);
+}
+
 bool is_c_expr(const ir::Node& n) {
   return n.kind == ir::NodeKind::op && n.op->emit_c.is_expr() && !n.op->traits.random && n.regions.empty();
 }
@@ -93,6 +99,10 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
       std::vector<Type> in_types;
       for (ir::NodeId in : nd.inputs) in_types.push_back(g.node(in).type);
       scratch = static_cast<std::size_t>(nd.op->emit_c.scratch(nd, in_types));
+    }
+    if (nd.op->runs_regions) {  // loop bodies: their arenas after the op's own scratch
+      scratch = aligned(scratch);
+      for (const auto& r : nd.regions) scratch += region_arena_bytes(*r);
     }
     s.scratch_bytes.push_back(scratch);
     std::vector<ir::NodeId> reads, stack(nd.inputs.begin(), nd.inputs.end());

@@ -39,6 +39,11 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
                         const std::vector<StateUpdate>& state, const std::vector<std::size_t>& out_arg,
                         const std::vector<std::size_t>& state_arg, const std::vector<bool>& folded = {});
 
+// Arena bytes of a region body run inline (emit_region): its own schedule's arena, its
+// results stored elsewhere, rounded up to the arena's alignment. A node owning regions
+// gets them as step scratch after its op's own (EmitC::scratch) bytes.
+std::size_t region_arena_bytes(const ir::Graph& body);
+
 // Whether a node is computed by an elementwise C expression (inlinable, one loop).
 bool is_c_expr(const ir::Node& n);
 

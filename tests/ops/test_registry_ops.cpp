@@ -49,8 +49,9 @@ TEST_P(RegistryOp, HasEveryColumnOrAReason) {
   EXPECT_FALSE(cases_of(d).empty()) << d.name << ": no test cases";
   // Transformation columns (issue 15): forward mode wherever reverse mode is, a reason
   // where neither is, and a batching rule for every op.
-  EXPECT_TRUE(!d.vjp || d.jvp) << d.name << ": has a VJP but no JVP rule";
-  EXPECT_TRUE(d.jvp || !d.not_differentiable.empty()) << d.name << ": no JVP and no reason why";
+  EXPECT_TRUE(!d.vjp || d.jvp || !d.no_jvp_rule.empty()) << d.name << ": has a VJP but no JVP rule and no reason why";
+  EXPECT_TRUE(d.jvp || !d.not_differentiable.empty() || !d.no_jvp_rule.empty())
+      << d.name << ": no JVP and no reason why";
   EXPECT_TRUE(d.batch || !d.no_batch_rule.empty()) << d.name << ": no batching rule (vmap) and no reason why";
 }
 
