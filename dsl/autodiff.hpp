@@ -34,7 +34,8 @@ std::array<Tensor, N> grad(const Tensor& y, const Tensor (&wrt)[N], Loc loc = Lo
 std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::vector<Tensor>& cotangents,
                         const std::vector<Tensor>& wrt, Loc loc = Loc::current());
 
-// Full Hessian of scalar y w.r.t. x (shape x.shape ++ x.shape), by grad of grad.
+// Full Hessian of scalar y w.r.t. x (shape x.shape ++ x.shape): jacfwd of grad, one
+// forward-over-reverse pass batched over the columns (passes/jacobian.hpp).
 Tensor hessian(const Tensor& y, const Tensor& x, Loc loc = Loc::current());
 
 }  // namespace mg

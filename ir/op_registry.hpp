@@ -5,6 +5,8 @@
 //
 // Columns that later issues add (JVP, batching, C99 emission, Z3 semantics) get a field
 // here and family defaults in ir/ops/; a registry-walking test reports empty columns.
+// The jvp and batch columns are filled in after the entries, one file per family
+// (ir/ops/*_transforms.cpp), by register_transform_rules().
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -71,11 +73,49 @@ struct VjpArgs {
   std::span<const bool> wants = {};
 };
 
+// Supplied by the jvp driver to rules of ops that own regions: inlines `region` into the
+// enclosing graph on `args` and returns the tangents of its results, given the args'
+// tangents (invalid: zero).
+using JvpRegionFn = std::function<std::vector<Value>(const Graph& region, std::span<const Value> args,
+                                                     std::span<const Value> tangents)>;
+
+struct JvpArgs {
+  const Node& node;                 // the forward node
+  Value out;                        // its value
+  std::span<const Value> in;        // its inputs
+  std::span<const Value> tangents;  // per input: d in / dt, or invalid (zero, or not a float)
+  const JvpRegionFn* region = nullptr;
+};
+
+// A value with a batch axis (vmap): `axis` is where the batch runs, -1 when not batched.
+struct Batched {
+  Value value;
+  int axis = -1;
+};
+// Supplied by the vmap driver to rules of ops that own regions: inlines `region` into the
+// enclosing graph on `args` (batched along `axes`, -1: not) and returns its results batched.
+using BatchRegionFn = std::function<std::vector<Batched>(const Graph& region, std::span<const Value> args,
+                                                         std::span<const int> axes)>;
+
+struct BatchArgs {
+  const Node& node;           // the per-example node
+  std::span<const Value> in;  // its operands, each batched (carrying the batch axis) or not
+  std::span<const int> axes;  // per operand: its batch axis, or -1 (the same for every example)
+  std::int64_t size;          // the batch size
+  const BatchRegionFn* region = nullptr;
+};
+
 using InferFn = std::function<Type(std::span<const Type> in, const Attrs& attrs)>;
 using KernelFn = std::function<void(const KernelArgs&)>;
 // Returns one cotangent per input; an invalid Value means "no gradient flows here"
 // (integer inputs, masks, indices).
 using VjpFn = std::function<std::vector<Value>(const VjpArgs&)>;
+// The tangent of the node's value given its inputs' tangents (forward mode), written with
+// the builder so it differentiates again; an invalid Value means a zero tangent.
+using JvpFn = std::function<Value(const JvpArgs&)>;
+// The node applied to a batch: builds the batched node(s) and says where the result's batch
+// axis is. Called only when at least one operand is batched.
+using BatchFn = std::function<Batched(const BatchArgs&)>;
 
 // How the registry-driven tests exercise an op.
 enum class Domain : std::uint8_t {
@@ -113,7 +153,11 @@ struct OpDef {
   InferFn infer;
   KernelFn kernel;
   VjpFn vjp;
-  std::string not_differentiable;  // why vjp is empty, when it is
+  std::string not_differentiable;  // why vjp (and jvp) is empty, when it is
+  JvpFn jvp;      // forward mode (passes/jvp.hpp); set wherever vjp is, unless no_jvp_rule says why
+  std::string no_jvp_rule;  // why jvp is empty although vjp is not (jvp then stops, naming it)
+  BatchFn batch;  // vmap (passes/vmap.hpp)
+  std::string no_batch_rule;  // why batch is empty, when it is (vmap then stops, naming it)
   EmitC emit_c;  // C99: an elementwise expression or a loop nest (ir/emit_c.hpp); `none` says why not
   // Whether `kernel` reads operand `operand` through `view` (a view node's strides over its
   // own operand, EmitC::view) in place of a materialised copy. When every consumer of a

@@ -24,11 +24,42 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
   LocScope at(SourceLoc::from(loc));
   if (!loss.valid() || loss.rank() != 0 || !is_float(loss.dtype()))
     throw UserError("compile_train: the loss must be a float scalar", ambient_loc());
+  if (options_.privacy)
+    throw UserError("compile_train: a private step (options.privacy) needs the per-example loss: "
+                    "compile_train(g, example_loss, batch_inputs, model, optimizer, options)",
+                    ambient_loc());
+  build(
+      g, [&](const std::vector<Tensor>& trainable, const std::vector<std::string>&, const Tensor&) {
+        return std::pair{loss, grad(loss, trainable)};
+      },
+      std::move(params), rule);
+}
+
+TrainStep::TrainStep(Graph& g, const ExampleLoss& loss, const std::vector<Tensor>& batch, std::vector<Parameter*> params,
+                     UpdateRule rule, double base_lr, TrainOptions options, Loc loc)
+    : graph_(g.shared()), base_lr_(base_lr), options_(std::move(options)) {
+  LocScope at(SourceLoc::from(loc));
+  if (!options_.privacy)
+    throw UserError("compile_train: the per-example form is the private step: set options.privacy", ambient_loc());
+  const Privacy privacy = *options_.privacy;
+  build(
+      g, [&](const std::vector<Tensor>& trainable, const std::vector<std::string>& names, const Tensor& step) {
+        PrivateGradients p = private_gradients(loss, batch, trainable, names, step, privacy);
+        return std::pair{p.loss, p.grads};
+      },
+      std::move(params), rule);
+}
+
+void TrainStep::build(Graph& g, const GradFn& gradients, std::vector<Parameter*> params, const UpdateRule& rule) {
   std::vector<Tensor> trainable;
+  std::vector<std::string> names;
   for (Parameter* p : params) {
     if (!p->tensor.valid() || &p->tensor.graph() != graph_.get())
       throw UserError("compile_train: parameter '" + p->name() + "' is not bound to this graph (nn::bind)");
-    if (p->trainable) trainable.push_back(p->tensor);
+    if (p->trainable) {
+      trainable.push_back(p->tensor);
+      names.push_back(p->name());
+    }
   }
   if (trainable.empty()) throw UserError("compile_train: the model has no trainable parameters");
 
@@ -40,7 +71,7 @@ TrainStep::TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> param
   OptimContext ctx(g, lr, step_next);
 
   update_role.reset();
-  std::vector<Tensor> grads = grad(loss, trainable);
+  auto [loss, grads] = gradients(trainable, names, Tensor(cast(step, i64)));
   update_role.emplace(*graph_, ir::Role::update);
   if (options_.clip_grad_norm) {  // torch.nn.utils.clip_grad_norm_
     Tensor total;

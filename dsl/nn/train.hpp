@@ -15,6 +15,7 @@
 #include "minigrad/dsl/compile.hpp"
 #include "minigrad/dsl/nn/module.hpp"
 #include "minigrad/dsl/nn/optim.hpp"
+#include "minigrad/dsl/nn/private_grad.hpp"
 #include "minigrad/passes/pass_manager.hpp"
 
 namespace mg::rt { class Executable; }
@@ -34,6 +35,9 @@ struct TrainOptions {
   bool check_numerics = false;
   // Time every node of the step (the interpreter): mg::telemetry(step.executable()).
   bool profile = false;
+  // DP-SGD (dsl/nn/private_grad.hpp): set it with the per-example form of compile_train;
+  // clip_grad_norm then clips the noisy average as usual (normally left unset).
+  std::optional<Privacy> privacy = std::nullopt;
 };
 
 // Builds the update for one parameter given its gradient.
@@ -46,6 +50,10 @@ class TrainStep {
   // nodes have the role ir::Role::update.
   TrainStep(Graph& g, const Tensor& loss, std::vector<Parameter*> params, UpdateRule rule, double base_lr,
             TrainOptions options, Loc loc = Loc::current());
+  // The private step (options.privacy): gradients of the per-example `loss` over `batch`
+  // (inputs whose axis 0 runs over the examples) by DP-SGD; run() returns the mean loss.
+  TrainStep(Graph& g, const ExampleLoss& loss, const std::vector<Tensor>& batch, std::vector<Parameter*> params,
+            UpdateRule rule, double base_lr, TrainOptions options, Loc loc = Loc::current());
   TrainStep(TrainStep&&) noexcept;
   ~TrainStep();
 
@@ -85,6 +93,11 @@ class TrainStep {
   const ir::Graph& graph() const { return *graph_; }  // as built: forward, backward, update
 
  private:
+  // (loss, gradients of the trainable tensors) given them, their names and the step counter.
+  using GradFn = std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>& trainable,
+                                                                      const std::vector<std::string>& names,
+                                                                      const Tensor& step)>;
+  void build(Graph& g, const GradFn& grads, std::vector<Parameter*> params, const UpdateRule& rule);
   void sync_model();
   std::shared_ptr<ir::Graph> graph_;
   // The parameters' shared storage (not the model: it may move or die after compiling).
@@ -103,6 +116,19 @@ template <class M, class Opt>
 TrainStep compile_train(Graph& g, const Tensor& loss, M& model, Opt opt, TrainOptions options = {},
                         Loc loc = Loc::current()) {
   return TrainStep(g, loss, parameters(model, /*include_buffers=*/true),
+                   [opt](OptimContext& c, const Parameter& p, Tensor grad) { return opt.update(c, p, grad); },
+                   opt.lr, std::move(options), loc);
+}
+
+// The private (DP-SGD) training step, still ONE graph: `loss` is the loss of one example
+// (the `batch` inputs without their axis 0); options.privacy must be set.
+//   auto step = nn::compile_train(g, [&](const std::vector<Tensor>& e) {
+//     return nn::cross_entropy(model(e[0].unsqueeze(0)), e[1].reshape({1}));
+//   }, {x, y}, model, nn::SGD{.lr = 0.1}, {.privacy = nn::Privacy{.noise_multiplier = 1.1, .max_grad_norm = 1}});
+template <class M, class Opt>
+TrainStep compile_train(Graph& g, const ExampleLoss& loss, const std::vector<Tensor>& batch, M& model, Opt opt,
+                        TrainOptions options, Loc loc = Loc::current()) {
+  return TrainStep(g, loss, batch, parameters(model, /*include_buffers=*/true),
                    [opt](OptimContext& c, const Parameter& p, Tensor grad) { return opt.update(c, p, grad); },
                    opt.lr, std::move(options), loc);
 }

@@ -13,6 +13,7 @@
 #include "minigrad/dsl/tensor.hpp"
 #include "minigrad/dsl/tensor_methods.hpp"
 #include "minigrad/dsl/visualize.hpp"
+#include "minigrad/dsl/transforms.hpp"
 #include "minigrad/io.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/printer.hpp"

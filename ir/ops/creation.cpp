@@ -5,6 +5,7 @@
 // so values depend on the seed only, never on the thread count. Conversions to i64 or bool
 // are total: no NaN or out-of-range cast reaches undefined behaviour.
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -106,13 +107,40 @@ Type random_infer(std::span<const Type>, const Attrs& attrs) {
   return Type{attrs.dtype("dtype"), attrs.list("shape")};
 }
 
-void random_normal_kernel(const KernelArgs& k) {
+// Counter-keyed draws (dropout_mask, random_normal_step): element r of the i64 counter keys
+// row r of the output (out.numel() / counter.numel() elements; one row for an i64[]
+// counter) with the stream seed ^ splitmix64(counter[r]). So a counter per example (vmap)
+// stacks exactly the per-example draws.
+template <class Row>
+void for_counter_rows(const KernelArgs& k, Row row) {
+  const std::int64_t rows = k.in[0]->numel();
+  if (rows == 0) return;
+  const std::int64_t n = k.out.numel() / rows;
+  const std::int64_t* c = k.in[0]->data<std::int64_t>();
+  const auto seed = static_cast<std::uint64_t>(k.node.attrs.i64("seed"));
+  for (std::int64_t r = 0; r < rows; ++r)
+    row(static_cast<std::int64_t>(seed ^ splitmix64(static_cast<std::uint64_t>(c[r]))), r * n, n);
+}
+
+// The type rule of the counter-keyed ops: the counter's shape leads `shape`.
+Type counter_infer(std::span<const Type> in, const Attrs& attrs) {
+  const I64List& shape = attrs.list("shape");
+  require(in[0].dtype == DType::i64 && in[0].rank() <= static_cast<int>(shape.size()) &&
+              std::equal(in[0].shape.begin(), in[0].shape.end(), shape.begin()),
+          "expects an i64 counter whose shape leads `shape` (i64[] for one draw)");
+  require(is_float(attrs.dtype("dtype")), "expects a float dtype");
+  for (auto d : shape) require(d >= 0, "expects non-negative dimensions");
+  return Type{attrs.dtype("dtype"), shape};
+}
+
+// N(mean, std^2) into out[offset, offset + n) from the stream `seed`.
+void normal_fill(const KernelArgs& k, std::int64_t seed, std::int64_t offset, std::int64_t n) {
   const double mean = k.node.attrs.f64("mean"), stddev = k.node.attrs.f64("std");
   visit_dtype(k.out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
-      T* out = k.out.data<T>();
-      for_random_chunks(k.out.numel(), k.node.attrs.i64("seed"),
+      T* out = k.out.data<T>() + offset;
+      for_random_chunks(n, seed,
                         [&](std::mt19937_64& e, std::int64_t i0, std::int64_t i1) {
                           for (std::int64_t i = i0; i < i1; i += 2) {  // Box-Muller, one pair
                             const double r = std::sqrt(-2.0 * std::log(unit_open_closed(e())));
@@ -123,6 +151,11 @@ void random_normal_kernel(const KernelArgs& k) {
                         });
     }
   });
+}
+
+void random_normal_kernel(const KernelArgs& k) { normal_fill(k, k.node.attrs.i64("seed"), 0, k.out.numel()); }
+void random_normal_step_kernel(const KernelArgs& k) {
+  for_counter_rows(k, [&](std::int64_t seed, std::int64_t offset, std::int64_t n) { normal_fill(k, seed, offset, n); });
 }
 
 void random_uniform_kernel(const KernelArgs& k) {
@@ -148,14 +181,14 @@ void random_uniform_kernel(const KernelArgs& k) {
 void dropout_mask_kernel(const KernelArgs& k) {
   const double p = k.node.attrs.f64("p");
   const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  const auto counter = static_cast<std::uint64_t>(k.in[0]->data<std::int64_t>()[0]);
-  const auto seed = static_cast<std::int64_t>(static_cast<std::uint64_t>(k.node.attrs.i64("seed")) ^ splitmix64(counter));
   visit_dtype(k.out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
-      T* out = k.out.data<T>();
-      for_random_chunks(k.out.numel(), seed, [&](std::mt19937_64& e, std::int64_t i0, std::int64_t i1) {
-        for (std::int64_t i = i0; i < i1; ++i) out[i] = static_cast<T>(unit_closed_open(e()) >= p ? scale : 0.0);
+      for_counter_rows(k, [&](std::int64_t seed, std::int64_t offset, std::int64_t n) {
+        T* out = k.out.data<T>() + offset;
+        for_random_chunks(n, seed, [&](std::mt19937_64& e, std::int64_t i0, std::int64_t i1) {
+          for (std::int64_t i = i0; i < i1; ++i) out[i] = static_cast<T>(unit_closed_open(e()) >= p ? scale : 0.0);
+        });
       });
     }
   });
@@ -219,8 +252,9 @@ static double mg_unit_co(uint64_t b) { return (double)(b >> 11) * (1.0 / 9007199
 
 // The chunk loop of for_random_chunks; `seed` a C expression of the int64 seed, `draw`
 // the body over [i0, i1) with engine `e`.
-void c_random_chunks(const CLoopArgs& a, const std::string& seed, const std::string& draw) {
-  const std::int64_t n = a.node.type.numel(), chunks = (n + kRandomChunk - 1) / kRandomChunk;
+void c_random_chunks(const CLoopArgs& a, const std::string& seed, const std::string& draw, std::int64_t n = -1) {
+  if (n < 0) n = a.node.type.numel();
+  const std::int64_t chunks = (n + kRandomChunk - 1) / kRandomChunk;
   if (n == 0) return;
   a.support("mg_random", kCRandom);
   a.w.open("");
@@ -237,18 +271,34 @@ void c_random_chunks(const CLoopArgs& a, const std::string& seed, const std::str
   a.w.close();
 }
 
-EmitC c_random_normal() {
-  return c_loops([](const CLoopArgs& a) {
+// for_counter_rows in C: one chunk loop per counter element `row`, over that row of the output;
+// `draw(out)` is the chunk body writing through the row pointer expression `out`.
+void c_counter_rows(const CLoopArgs& a, const std::function<std::string(const std::string&)>& draw) {
+  const std::int64_t rows = a.in_types[0].numel();
+  if (rows == 0) return;
+  const std::int64_t n = a.node.type.numel() / rows;
+  a.w.open("for (int64_t row = 0; row < " + std::to_string(rows) + "; ++row)");
+  c_random_chunks(a, "(int64_t)((uint64_t)" + c_int(a.node.attrs.i64("seed")) + " ^ mg_splitmix64((uint64_t)" + a.in[0] + "[row]))",
+                  draw("(" + a.out + " + row * " + std::to_string(n) + ")"), n);
+  a.w.close();
+}
+
+// random_normal, or with `counter` random_normal_step (its counter keys the rows' streams).
+EmitC c_random_normal(bool counter = false) {
+  return c_loops([counter](const CLoopArgs& a) {
     const DType t = a.node.type.dtype;
-    const std::string T = c_type(t), o = a.out;
+    const std::string T = c_type(t);
     const std::string mean = c_lit(a.node.attrs.f64("mean"), f64), sd = c_lit(a.node.attrs.f64("std"), f64);
-    c_random_chunks(a, c_int(a.node.attrs.i64("seed")),
-                    "    for (int64_t i = i0; i < i1; i += 2) {\n"
-                    "      const double r = sqrt(-2.0 * log(mg_unit_oc(mg_mt64_next(&e))));\n"
-                    "      const double t = 6.28318530717958647692 * mg_unit_co(mg_mt64_next(&e));\n"
-                    "      " + o + "[i] = (" + T + ")(" + mean + " + " + sd + " * r * cos(t));\n"
-                    "      if (i + 1 < i1) " + o + "[i + 1] = (" + T + ")(" + mean + " + " + sd + " * r * sin(t));\n"
-                    "    }\n");
+    auto draw = [&](const std::string& o) {
+      return "    for (int64_t i = i0; i < i1; i += 2) {\n"
+             "      const double r = sqrt(-2.0 * log(mg_unit_oc(mg_mt64_next(&e))));\n"
+             "      const double t = 6.28318530717958647692 * mg_unit_co(mg_mt64_next(&e));\n"
+             "      " + o + "[i] = (" + T + ")(" + mean + " + " + sd + " * r * cos(t));\n"
+             "      if (i + 1 < i1) " + o + "[i + 1] = (" + T + ")(" + mean + " + " + sd + " * r * sin(t));\n"
+             "    }\n";
+    };
+    if (counter) c_counter_rows(a, draw);
+    else c_random_chunks(a, c_int(a.node.attrs.i64("seed")), draw(a.out));
   });
 }
 
@@ -271,11 +321,10 @@ EmitC c_dropout_mask() {
   return c_loops([](const CLoopArgs& a) {
     const double p = a.node.attrs.f64("p");
     const std::string T = c_type(a.node.type.dtype);
-    const std::string seed = "(int64_t)((uint64_t)" + c_int(a.node.attrs.i64("seed")) +
-                             " ^ mg_splitmix64((uint64_t)" + a.in[0] + "[0]))";
-    c_random_chunks(a, seed,
-                    "    for (int64_t i = i0; i < i1; ++i) " + a.out + "[i] = (" + T + ")(mg_unit_co(mg_mt64_next(&e)) >= " +
-                        c_lit(p, f64) + " ? " + c_lit(p < 1 ? 1.0 / (1.0 - p) : 0.0, f64) + " : 0.0);\n");
+    c_counter_rows(a, [&](const std::string& o) {
+      return "    for (int64_t i = i0; i < i1; ++i) " + o + "[i] = (" + T + ")(mg_unit_co(mg_mt64_next(&e)) >= " +
+             c_lit(p, f64) + " ? " + c_lit(p < 1 ? 1.0 / (1.0 - p) : 0.0, f64) + " : 0.0);\n";
+    });
   });
 }
 
@@ -385,6 +434,29 @@ void register_creation_ops() {
       {{}, {{"shape", I64List{}}, {"dtype", f64}, {"seed", 1}, {"mean", 2.0}, {"std", 0.5}}},
   };
 
+  // The seeded counter-based generator: a fresh draw per step (the counter), the same
+  // draws for the same (seed, counter) on every run, thread count, platform and backend.
+  OpDef& nstep = define_op("random_normal_step");
+  nstep.doc =
+      "`shape` samples of N(mean, std^2) keyed by `seed` and the i64 input (a step counter): as "
+      "random_normal, with the stream seed ^ splitmix64(counter), so each step draws afresh; a counter "
+      "of shape [n, ...] (leading `shape`) keys each row with its own element";
+  nstep.arity = 1;
+  nstep.attrs = normal.attrs;
+  nstep.infer = counter_infer;
+  nstep.kernel = random_normal_step_kernel;
+  nstep.emit_c = c_random_normal(true);
+  nstep.traits.random = true;
+  nstep.not_differentiable = "integer input (a counter)";
+  nstep.test.grad_order = 0;
+  nstep.test.cases = {{{Type{DType::i64, {}}}, {{"shape", I64List{3, 5}}, {"dtype", f64}, {"seed", 4}}},
+                      {{Type{DType::i64, {3}}}, {{"shape", I64List{3, 5}}, {"dtype", f64}, {"seed", 4}}}};
+  nstep.test.make_input = [](std::size_t, const Type& t, std::uint64_t seed) {
+    Array a(t);  // distinct counters, so rows must differ
+    for (std::int64_t j = 0; j < a.numel(); ++j) a.set(j, static_cast<double>((seed + 3 * j) % 11));
+    return a;
+  };
+
   OpDef& uniform = def_creation(
       "random_uniform",
       "`shape` samples uniform in [low, high) in a float dtype; the same seed gives the same "
@@ -405,28 +477,29 @@ void register_creation_ops() {
   OpDef& drop = define_op("dropout_mask");
   drop.doc =
       "inverted-dropout mask of `shape`: 1/(1-p) with probability 1-p, else 0; the i64[] input "
-      "(a step counter) and `seed` key the random stream, so each step draws a fresh mask";
+      "(a step counter) and `seed` key the random stream, so each step draws a fresh mask; a counter "
+      "of shape [n, ...] (leading `shape`) keys each row with its own element";
   drop.arity = 1;
   drop.attrs = {{"shape", AttrKind::i64_list, std::nullopt},
                 {"dtype", AttrKind::dtype, AttrValue{DType::f32}},
                 {"seed", AttrKind::i64, std::nullopt},
                 {"p", AttrKind::f64, AttrValue{0.5}}};
   drop.infer = [](std::span<const Type> in, const Attrs& attrs) {
-    require(in[0] == Type{DType::i64, {}}, "expects an i64[] counter");
-    require(is_float(attrs.dtype("dtype")), "expects a float dtype");
     const double p = attrs.f64("p");
     require(p >= 0 && p < 1, "expects 0 <= p < 1");
-    for (auto d : attrs.list("shape")) require(d >= 0, "expects non-negative dimensions");
-    return Type{attrs.dtype("dtype"), attrs.list("shape")};
+    return counter_infer(in, attrs);
   };
   drop.kernel = dropout_mask_kernel;
   defined_op("dropout_mask").emit_c = c_dropout_mask();
   drop.traits.random = true;
   drop.not_differentiable = "integer input (a counter)";
   drop.test.grad_order = 0;
-  drop.test.cases = {{{Type{DType::i64, {}}}, {{"shape", I64List{4, 5}}, {"dtype", f64}, {"seed", 3}, {"p", 0.25}}}};
+  drop.test.cases = {{{Type{DType::i64, {}}}, {{"shape", I64List{4, 5}}, {"dtype", f64}, {"seed", 3}, {"p", 0.25}}},
+                     {{Type{DType::i64, {4}}}, {{"shape", I64List{4, 5}}, {"dtype", f64}, {"seed", 3}, {"p", 0.25}}}};
   drop.test.make_input = [](std::size_t, const Type& t, std::uint64_t seed) {
-    return Array::full(t, static_cast<double>(seed % 7));
+    Array a(t);  // distinct counters, so rows must differ
+    for (std::int64_t j = 0; j < a.numel(); ++j) a.set(j, static_cast<double>((seed + 3 * j) % 11));
+    return a;
   };
 
   OpDef& cast_op = define_op("cast");

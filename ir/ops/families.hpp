@@ -18,4 +18,5 @@ void register_custom_vjp_ops();  // ir/ops/custom_vjp.cpp (an author-supplied ba
 void register_while_loop_ops();  // ir/ops/while_loop.cpp (bounded data-dependent loops)
 void register_numerics_hints();  // ir/ops/numerics_hints.cpp (OpDef::numerics_hint of every family)
 void register_flop_counts();     // ir/ops/flop_counts.cpp (OpDef::flops of every family)
+void register_transform_rules();  // ir/ops/transforms.cpp (jvp and batch columns, after the entries)
 }  // namespace mg::ir

@@ -13,6 +13,7 @@
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/runtime/interpreter.hpp"
 #include "tests/ops/gradcheck.hpp"
+#include "tests/ops/registry_cases.hpp"
 
 namespace mg {
 namespace {
@@ -24,40 +25,10 @@ std::vector<std::string> op_names(bool only_differentiable) {
   return names;
 }
 
-// The family default for elementwise ops without explicit cases: a matrix, a 0-d
-// scalar and a shape with a size-1 axis.
-std::vector<ir::OpTestCase> cases_of(const ir::OpDef& d) {
-  if (!d.test.cases.empty() || !d.traits.elementwise) return d.test.cases;
-  std::vector<ir::OpTestCase> out;
-  for (Shape s : {Shape{3, 4}, Shape{}, Shape{2, 1, 3}})
-    out.push_back({std::vector<Type>(static_cast<std::size_t>(d.arity), Type{f64, s}), {}});
-  return out;
-}
-
-struct Built {
-  std::unique_ptr<ir::Graph> g = std::make_unique<ir::Graph>();
-  std::vector<ir::Value> inputs;
-  std::vector<Array> values;
-  ir::Value out;
-};
-
-Built build(const ir::OpDef& d, const ir::OpTestCase& c, std::uint64_t seed) {
-  Built b;
-  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-    b.inputs.push_back(b.g->add_input("in" + std::to_string(i), c.inputs[i]));
-    b.values.push_back(d.test.make_input ? d.test.make_input(i, c.inputs[i], seed + i)
-                                         : testing::sample(c.inputs[i], d.test.domain, seed + i));
-  }
-  b.out = ir::make_op(*b.g, d, b.inputs, c.attrs);
-  if (d.test.attach_regions) d.test.attach_regions(*b.g, b.out.id);
-  return b;
-}
-
-rt::Bindings bindings_of(const Built& b) {
-  rt::Bindings m;
-  for (std::size_t i = 0; i < b.inputs.size(); ++i) m[b.inputs[i].node().name] = b.values[i];
-  return m;
-}
+using testing::bindings_of;
+using testing::build;
+using testing::Built;
+using testing::cases_of;
 
 class RegistryOp : public ::testing::TestWithParam<std::string> {
  protected:
@@ -76,6 +47,12 @@ TEST_P(RegistryOp, HasEveryColumnOrAReason) {
   EXPECT_TRUE(d.test.vjp_not_derivative.empty() || (d.vjp && d.test.grad_order == 0))
       << d.name << ": vjp_not_derivative needs a VJP and grad_order 0";
   EXPECT_FALSE(cases_of(d).empty()) << d.name << ": no test cases";
+  // Transformation columns (issue 15): forward mode wherever reverse mode is, a reason
+  // where neither is, and a batching rule for every op.
+  EXPECT_TRUE(!d.vjp || d.jvp || !d.no_jvp_rule.empty()) << d.name << ": has a VJP but no JVP rule and no reason why";
+  EXPECT_TRUE(d.jvp || !d.not_differentiable.empty() || !d.no_jvp_rule.empty())
+      << d.name << ": no JVP and no reason why";
+  EXPECT_TRUE(d.batch || !d.no_batch_rule.empty()) << d.name << ": no batching rule (vmap) and no reason why";
 }
 
 TEST_P(RegistryOp, KernelMatchesInferredType) {
