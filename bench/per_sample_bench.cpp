@@ -7,10 +7,6 @@
 #include <cblas.h>
 #include <omp.h>
 
-#include <malloc.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -22,6 +18,7 @@
 #include <minigrad/nn.hpp>
 #include <minigrad/passes/pass_manager.hpp>
 
+#include "bench/child_process.hpp"
 #include "bench/timing.hpp"
 #include "examples/fashion_models.hpp"
 #if MG_BENCH_TORCH
@@ -34,42 +31,13 @@
 
 namespace {
 
+using mg::bench::in_child;
+
 constexpr std::int64_t kBatch = 64;
 
 void set_threads(int n) {
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
-}
-
-// One measurement in a child process of its own (as bench/train_step_bench.cpp: idle pool
-// threads of one runtime slow the other; the parent starts none).
-double in_child(const std::function<double()>& measure) {
-  int fd[2];
-  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    close(fd[0]);
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    mallopt(M_TOP_PAD, 64 << 20);
-    double ms = -1;
-    try {
-      ms = measure();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "benchmark failed: %s\n", e.what());
-    }
-    const bool ok = write(fd[1], &ms, sizeof ms) == static_cast<ssize_t>(sizeof ms);
-    _exit(ok && ms >= 0 ? 0 : 1);
-  }
-  close(fd[1]);
-  double ms = -1;
-  const bool got = read(fd[0], &ms, sizeof ms) == static_cast<ssize_t>(sizeof ms);
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("benchmark child failed");
-  return ms;
 }
 
 // functorch's median, or -1 when python3/functorch is missing.

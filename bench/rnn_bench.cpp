@@ -11,8 +11,6 @@
 //   rnn_bench [--iters N] [--threads N] [--jit-unrolled-max T]
 #include <cblas.h>
 #include <omp.h>
-
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,6 +24,7 @@
 
 #include <minigrad/minigrad.hpp>
 
+#include "bench/child_process.hpp"
 #include "bench/timing.hpp"
 #include "minigrad/passes/pass_manager.hpp"
 #if MG_BENCH_TORCH
@@ -34,37 +33,13 @@
 
 namespace {
 
+using mg::bench::in_child;
+
 constexpr int B = 32, D = 16, H = 64;
 
 struct Result {
   double compile_ms = -1, step_ms = -1;
 };
-
-// One measurement in a child process (clean thread pools, see train_step_bench.cpp).
-Result in_child(const std::function<Result()>& measure) {
-  int fd[2];
-  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    close(fd[0]);
-    Result r;
-    try {
-      r = measure();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "measurement failed: %s\n", e.what());
-    }
-    if (write(fd[1], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) _exit(1);
-    _exit(0);
-  }
-  close(fd[1]);
-  Result r;
-  if (read(fd[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r = {};
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return r;
-}
 
 mg::Array randn(mg::Shape s, std::uint64_t seed, double scale) {
   mg::Array a(mg::Type{mg::f32, s});
@@ -141,7 +116,7 @@ int main(int argc, char** argv) {
         omp_set_num_threads(threads);
         openblas_set_num_threads(threads);
         return f();
-      });
+      }, Result{});
     };
     Result torch;
 #if MG_BENCH_TORCH

@@ -8,10 +8,6 @@
 #include <cblas.h>
 #include <omp.h>
 
-#include <malloc.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -22,6 +18,7 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 
+#include "bench/child_process.hpp"
 #include "bench/timing.hpp"
 #include "examples/fashion_models.hpp"
 #if MG_BENCH_TORCH
@@ -30,49 +27,14 @@
 
 namespace {
 
+using mg::bench::in_child;
+
 using Mlp = mg::examples::FashionMlp;
 using Cnn = mg::examples::FashionCnn;
 
 void set_threads(int n) {
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
-}
-
-// Runs one measurement in a child process and returns its result. Why: two runtimes in one
-// process disturb each other — idle OpenMP, OpenBLAS and libtorch pool threads spin after
-// their last job, and libtorch's set_num_threads is also ours — which made in-process
-// medians swing 2-3x between runs. The parent starts no threads (fork after OpenMP is
-// unsafe), so each side starts as clean as a fresh process.
-double in_child(const std::function<double()>& measure) {
-  int fd[2];
-  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    close(fd[0]);
-    // Both sides free and reallocate megabytes per step; with glibc's defaults a fresh
-    // process returns them to the OS and page-faults them back every step (2-3x slower
-    // for both). Keep freed memory, as a long-running trainer's heap soon does.
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    mallopt(M_TOP_PAD, 64 << 20);
-    double ms = -1;
-    try {
-      ms = measure();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "benchmark failed: %s\n", e.what());
-    }
-    const bool ok = write(fd[1], &ms, sizeof ms) == static_cast<ssize_t>(sizeof ms);
-    _exit(ok && ms >= 0 ? 0 : 1);
-  }
-  close(fd[1]);
-  double ms = -1;
-  const bool got = read(fd[0], &ms, sizeof ms) == static_cast<ssize_t>(sizeof ms);
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("benchmark child failed");
-  return ms;
 }
 
 mg::Array random_inputs(const mg::Shape& shape, std::uint32_t seed) {
