@@ -5,35 +5,14 @@
 #include <torch/torch.h>
 
 #include "bench/timing.hpp"
+#include "bench/torch_fashion_modules.hpp"
 
 namespace mg::bench {
 
 namespace {
 
-struct MlpImpl : torch::nn::Module {
-  torch::nn::Linear fc1{784, 128}, fc2{128, 10};
-  MlpImpl() {
-    register_module("fc1", fc1);
-    register_module("fc2", fc2);
-  }
-  torch::Tensor forward(const torch::Tensor& x) { return fc2(torch::relu(fc1(x))); }
-};
-
-struct CnnImpl : torch::nn::Module {
-  torch::nn::Conv2d conv1{torch::nn::Conv2dOptions(1, 8, 3).padding(1)};
-  torch::nn::Conv2d conv2{torch::nn::Conv2dOptions(8, 16, 3).padding(1)};
-  torch::nn::Linear fc{784, 10};
-  CnnImpl() {
-    register_module("conv1", conv1);
-    register_module("conv2", conv2);
-    register_module("fc", fc);
-  }
-  torch::Tensor forward(const torch::Tensor& x) {
-    torch::Tensor h = torch::max_pool2d(torch::relu(conv1(x)), 2);
-    h = torch::max_pool2d(torch::relu(conv2(h)), 2);
-    return fc(h.flatten(1));
-  }
-};
+using torch_fashion::CnnImpl;
+using torch_fashion::MlpImpl;
 
 template <class Model>
 double time_loop(Model& model, std::vector<int64_t> x_shape, int threads, int warmup, int iters) {
