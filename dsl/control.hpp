@@ -2,7 +2,9 @@
 // node (ir/ops/control.cpp), so a loop of T steps is one node whatever T is (DESIGN
 // invariant 7). The body may use any Tensor of the graph around it (weights, say): such
 // values are captured as loop-invariant operands. Nodes made inside the body carry the
-// body's own lines, so an error there names the user's line inside the lambda.
+// body's own lines, so an error there names the user's line inside the lambda. An
+// expression returned unbound (`return std::pair{h + x, h}`) becomes a Tensor, and is
+// checked, at the loop's own line: still the user's file, one line less precise.
 //
 //   auto [h_T, hs] = mg::scan([&](const Tensor& h, const Tensor& x) {
 //     Tensor h2 = mg::tanh(matmul(h, W) + x);
@@ -71,7 +73,7 @@ std::pair<Tensor, Tensor> scan(F&& body, const Tensor& init, const Tensor& xs, S
   auto [c, ys] = detail::scan(
       [&](const Tensors& h, const Tensors& x) {
         auto r = body(h[0], x[0]);
-        return std::pair<Tensors, Tensors>(Tensors{Tensor(r.first)}, Tensors{Tensor(r.second)});
+        return std::pair<Tensors, Tensors>(Tensors{Tensor(r.first, loc)}, Tensors{Tensor(r.second, loc)});
       },
       Tensors{init}, Tensors{xs}, opt, loc);
   return {c[0], ys[0]};
@@ -92,7 +94,7 @@ Tensors checkpoint(F&& fn, const Tensors& xs, Loc loc = Loc::current()) {
 template <class F>
   requires std::invocable<F&, const Tensor&>
 Tensor checkpoint(F&& fn, const Tensor& x, Loc loc = Loc::current()) {
-  return detail::checkpoint([&](const Tensors& x) { return Tensors{Tensor(fn(x[0]))}; }, Tensors{x}, loc)[0];
+  return detail::checkpoint([&](const Tensors& x) { return Tensors{Tensor(fn(x[0]), loc)}; }, Tensors{x}, loc)[0];
 }
 
 // Runs body while cond holds, at most max_steps times (bounded, so memory stays planned;
@@ -102,7 +104,7 @@ Tensor checkpoint(F&& fn, const Tensor& x, Loc loc = Loc::current()) {
 template <class C, class F>
   requires std::invocable<C&, const Tensors&> && std::invocable<F&, const Tensors&>
 Tensors while_loop(C&& cond, F&& body, const Tensors& init, std::int64_t max_steps, Loc loc = Loc::current()) {
-  return detail::while_loop([&](const Tensors& c) { return Tensor(cond(c)); },
+  return detail::while_loop([&](const Tensors& c) { return Tensor(cond(c), loc); },
                             [&](const Tensors& c) {
                               auto r = body(c);
                               return Tensors(r.begin(), r.end());
@@ -112,8 +114,8 @@ Tensors while_loop(C&& cond, F&& body, const Tensors& init, std::int64_t max_ste
 template <class C, class F>
   requires std::invocable<C&, const Tensor&> && std::invocable<F&, const Tensor&>
 Tensor while_loop(C&& cond, F&& body, const Tensor& init, std::int64_t max_steps, Loc loc = Loc::current()) {
-  return detail::while_loop([&](const Tensors& c) { return Tensor(cond(c[0])); },
-                            [&](const Tensors& c) { return Tensors{Tensor(body(c[0]))}; }, Tensors{init}, max_steps,
+  return detail::while_loop([&](const Tensors& c) { return Tensor(cond(c[0]), loc); },
+                            [&](const Tensors& c) { return Tensors{Tensor(body(c[0]), loc)}; }, Tensors{init}, max_steps,
                             loc)[0];
 }
 

@@ -317,6 +317,22 @@ TEST(Scan, AnErrorInsideTheBodyNamesTheLambdasLine) {
   }
 }
 
+// An expression the body returns unbound is bound at the scan's own line (the user's file),
+// never at a line of the library's header that called the body.
+TEST(Scan, AnUnboundExpressionReturnedByTheBodyNamesTheScansLine) {
+  Graph g;
+  Tensor h = g.input("h", f64, {2, 3});
+  Tensor xs = g.input("xs", f64, {5, 2, 4});
+  const int line = __LINE__ + 2;
+  try {
+    scan([&](const Tensor& h, const Tensor& x) { return std::pair{h + x, h}; }, h, xs);
+    FAIL() << "expected a ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
+    EXPECT_NE(std::string(e.what()).find("test_scan.cpp"), std::string::npos) << e.what();
+  }
+}
+
 // A scan inside a scan body: both loops stay loops; gradients match finite differences.
 TEST(Scan, NestedScansDifferentiate) {
   Graph g;
