@@ -1,15 +1,152 @@
 // jvp and batch columns of the loop ops (ir/ops/control.cpp: scan; custom_vjp.cpp;
-// while_loop.cpp). Their rules are a follow-up: until then each entry says why it has none,
-// and jvp / vmap over a graph holding one stop with an error naming the op and its line
-// (never a fallback loop).
+// while_loop.cpp). A loop stays a loop under both (DESIGN invariant 7): the JVP of a scan
+// is a scan carrying tangents beside its carries, the batched scan a scan over the batched
+// body. Bodies are transformed by the driver's region callback into the new loop's body.
+#include "minigrad/ir/control.hpp"
+#include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/transforms.hpp"
 
 namespace mg::ir::xf {
 
+namespace {
+
+Value flat(Value v) { return reshape(v, {v.type().numel()}); }
+
+// `parts` flattened and joined along `axis` (0: one flat vector; 1: [B, sum]).
+Value join(std::vector<Value> parts, std::int64_t axis) { return parts.size() == 1 ? parts[0] : concat(parts, axis); }
+
+// ---- scan: forward mode ---------------------------------------------------------------
+// jvp(scan)(c, k, x; tc, tk, tx) = the scan over carries (c, tc), consts (k, tk), xs
+// (x, tx) whose body is the body's JVP: (c', tc', y, ty). Every carry gets a tangent (zero
+// when none enters: the body may make it depend on one); consts and xs only when given
+// one. The tangent of the packed result packs (tc_final, ty stacked) like the result.
+Value scan_jvp(const JvpArgs& a) {
+  const Node& n = a.node;
+  const ScanLayout L = scan_layout(n);
+  if (!is_float(L.dtype)) return {};
+  MG_ASSERT(a.region, "jvp of scan: no region callback");
+  const Graph& body = *n.regions[0];
+  const std::size_t C = static_cast<std::size_t>(L.num_carry), K = static_cast<std::size_t>(L.num_const);
+  const std::size_t N = a.in.size();
+  auto nb = std::make_unique<Graph>();
+  std::vector<Value> params(N), tparams(N);
+  std::vector<Value> init, tinit, consts, tconsts, xs, txs;
+  // Parameters in the new scan's operand order: c, tc, k, tk, x, tx.
+  auto section = [&](std::size_t lo, std::size_t hi, bool all, std::vector<Value>& op, std::vector<Value>& top,
+                     const char* name) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      params[i] = nb->add_input(name + std::to_string(i), body.node(body.inputs()[i]).type);
+      op.push_back(a.in[i]);
+    }
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (!all && !a.tangents[i].valid()) continue;
+      tparams[i] = nb->add_input(std::string("d") + name + std::to_string(i), body.node(body.inputs()[i]).type);
+      top.push_back(tangent_or_zeros(a.tangents[i], a.in[i]));
+    }
+  };
+  section(0, C, true, init, tinit, "carry");
+  section(C, C + K, false, consts, tconsts, "const");
+  section(C + K, N, false, xs, txs, "x");
+  std::vector<Value> prim;
+  const std::vector<Value> tan = (*a.region)(body, params, tparams, &prim);
+  const std::size_t P = body.outputs.size();
+  for (std::size_t p = 0; p < C; ++p) nb->outputs.push_back(prim[p].id);
+  for (std::size_t p = 0; p < C; ++p) nb->outputs.push_back(tangent_or_zeros(tan[p], prim[p]).id);
+  for (std::size_t p = C; p < P; ++p) nb->outputs.push_back(prim[p].id);
+  for (std::size_t p = C; p < P; ++p) nb->outputs.push_back(tangent_or_zeros(tan[p], prim[p]).id);
+  init.insert(init.end(), tinit.begin(), tinit.end());
+  consts.insert(consts.end(), tconsts.begin(), tconsts.end());
+  xs.insert(xs.end(), txs.begin(), txs.end());
+  const std::vector<Value> parts = scan(*a.out.graph, std::move(nb), init, consts, xs, L.length, L.reverse,
+                                        n.attrs.i64("checkpoint_every"));
+  std::vector<Value> t;
+  for (std::size_t p = 0; p < C; ++p) t.push_back(flat(parts[C + p]));
+  for (std::size_t p = C; p < P; ++p) t.push_back(flat(parts[C + P + (p - C)]));
+  if (t.empty()) return {};
+  return join(t, 0);
+}
+
+// ---- scan: batching -------------------------------------------------------------------
+// vmap(scan) = a scan over the batched body, batch axis 0 on every batched body value.
+// Carries: batched when they enter batched or when the body makes them so (found by a
+// fixed point; those are broadcast up front). Consts: batch axis in front. xs: [T, B, ...]
+// (step s of every example is one slice), so the scan axis stays leading. The packed
+// result becomes [B, C + T * ys_numel] (each example's packing, batch in front).
+Batched scan_batch(const BatchArgs& a) {
+  const Node& n = a.node;
+  const ScanLayout L = scan_layout(n);
+  MG_ASSERT(a.region, "vmap of scan: no region callback");
+  const Graph& body = *n.regions[0];
+  const std::size_t C = static_cast<std::size_t>(L.num_carry), K = static_cast<std::size_t>(L.num_const);
+  const std::size_t N = a.in.size(), P = body.outputs.size();
+  const std::int64_t B = a.size, T = L.length;
+  std::vector<bool> batched(N);
+  for (std::size_t i = 0; i < N; ++i) batched[i] = a.axes[i] >= 0;
+  auto with_batch = [&](Type t) {
+    t.shape.insert(t.shape.begin(), B);
+    return t;
+  };
+  for (;;) {
+    auto nb = std::make_unique<Graph>();
+    std::vector<Value> params;
+    std::vector<int> axes;
+    for (std::size_t i = 0; i < N; ++i) {
+      const Type& t = body.node(body.inputs()[i]).type;
+      params.push_back(nb->add_input("p" + std::to_string(i), batched[i] ? with_batch(t) : t));
+      axes.push_back(batched[i] ? 0 : -1);
+    }
+    const std::vector<Batched> out = (*a.region)(body, params, axes);
+    bool grew = false;
+    for (std::size_t i = 0; i < C; ++i)
+      if (!batched[i] && out[i].axis >= 0) batched[i] = grew = true;
+    if (grew) continue;  // a carry became batched in the body: batch it from the start
+    // The body's results, batch axis in front (ys always batched).
+    for (std::size_t p = 0; p < P; ++p) {
+      const Batched& r = out[p];
+      Value v = r.value;
+      if (r.axis >= 0) {
+        v = move_to_front(v, r.axis);
+      } else if (p >= C || batched[p]) {
+        v = broadcast_to(v, with_batch(v.type()).shape);
+      }
+      nb->outputs.push_back(v.id);
+    }
+    std::vector<Value> init, consts, xs;
+    for (std::size_t i = 0; i < N; ++i) {
+      Value v = a.in[i];
+      if (i < C + K) {
+        if (batched[i]) v = a.axes[i] >= 0 ? move_to_front(v, a.axes[i]) : broadcast_to(v, with_batch(v.type()).shape);
+        (i < C ? init : consts).push_back(v);
+        continue;
+      }
+      if (batched[i]) {  // [B, xs...] -> [B, T, step] -> [T, B, step...]
+        const Type step = body.node(body.inputs()[i]).type;
+        Value f = reshape(move_to_front(v, a.axes[i]), {B, T, step.numel()});
+        Shape s = with_batch(step).shape;
+        s.insert(s.begin(), T);
+        v = reshape(permute(f, {1, 0, 2}), s);
+      }
+      xs.push_back(v);
+    }
+    const std::vector<Value> parts =
+        scan(*a.in[0].graph, std::move(nb), init, consts, xs, T, L.reverse, n.attrs.i64("checkpoint_every"));
+    std::vector<Value> rows;  // per part: [B, its elements per example]
+    for (std::size_t p = 0; p < P; ++p) {
+      Value v = parts[p];
+      if (p < C && !batched[p]) v = broadcast_to(v, with_batch(v.type()).shape);
+      if (p >= C) v = move_to_front(v, 1);  // [T, B, y...] -> [B, T, y...]
+      rows.push_back(reshape(v, {B, L.parts[p].numel()}));
+    }
+    return {join(rows, 1), 0};
+  }
+}
+
+}  // namespace
+
 void register_loop_transforms() {
   OpDef& scan = defined_op("scan");
-  scan.no_jvp_rule = "a scan carrying tangents through its body is not written yet (issue 15 follow-up)";
-  scan.no_batch_rule = "batching a scan's body is not written yet (issue 15 follow-up)";
+  scan.jvp = scan_jvp;
+  scan.batch = scan_batch;
   OpDef& cv = defined_op("custom_vjp");
   cv.no_jvp_rule = "forward mode through an author-supplied backward is not written yet (issue 15 follow-up)";
   cv.no_batch_rule = "batching the forward and backward regions is not written yet (issue 15 follow-up)";
