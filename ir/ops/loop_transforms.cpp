@@ -1,10 +1,12 @@
 // jvp and batch columns of the loop ops (ir/ops/control.cpp: scan; custom_vjp.cpp;
 // while_loop.cpp). A loop stays a loop under both (DESIGN invariant 7): the JVP of a scan
 // is a scan carrying tangents beside its carries, the batched scan a scan over the batched
-// body. Bodies are transformed by the driver's region callback into the new loop's body.
+// body; the same for while_loop (its batch runs while any example's condition holds).
+// Bodies are transformed by the driver's region callback into the new loop's body.
 #include "minigrad/ir/control.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/transforms.hpp"
+#include "minigrad/ir/region.hpp"
 
 namespace mg::ir::xf {
 
@@ -141,6 +143,107 @@ Batched scan_batch(const BatchArgs& a) {
   }
 }
 
+
+// ---- while_loop ------------------------------------------------------------------------
+// Forward mode: the tangents ride in the same loop (the trip count does not depend on
+// them): carries (c, tc), consts (k, tk); the condition reads c and k only, the body is
+// the body's JVP.
+Value while_jvp(const JvpArgs& a) {
+  const Node& n = a.node;
+  if (!is_float(n.type.dtype)) return {};
+  MG_ASSERT(a.region, "jvp of while_loop: no region callback");
+  const Graph& cond = *n.regions[0];
+  const Graph& body = *n.regions[1];
+  const std::size_t C = static_cast<std::size_t>(n.attrs.i64("num_carry")), N = a.in.size();
+  auto nc = std::make_unique<Graph>();
+  auto nb = std::make_unique<Graph>();
+  std::vector<Value> cp(N), bp(N), tp(N), init, tinit, consts, tconsts;
+  auto section = [&](std::size_t lo, std::size_t hi, bool all, std::vector<Value>& op, std::vector<Value>& top) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      cp[i] = nc->add_input("p" + std::to_string(i), a.in[i].type());
+      bp[i] = nb->add_input("p" + std::to_string(i), a.in[i].type());
+      op.push_back(a.in[i]);
+    }
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (!all && !a.tangents[i].valid()) continue;
+      nc->add_input("d" + std::to_string(i), a.in[i].type());
+      tp[i] = nb->add_input("d" + std::to_string(i), a.in[i].type());
+      top.push_back(tangent_or_zeros(a.tangents[i], a.in[i]));
+    }
+  };
+  section(0, C, true, init, tinit);
+  section(C, N, false, consts, tconsts);
+  nc->outputs = {inline_region(cond, *nc, cp)[0].id};
+  std::vector<Value> prim;
+  const std::vector<Value> tan = (*a.region)(body, bp, tp, &prim);
+  for (std::size_t i = 0; i < C; ++i) nb->outputs.push_back(prim[i].id);
+  for (std::size_t i = 0; i < C; ++i) nb->outputs.push_back(tangent_or_zeros(tan[i], prim[i]).id);
+  init.insert(init.end(), tinit.begin(), tinit.end());
+  consts.insert(consts.end(), tconsts.begin(), tconsts.end());
+  const std::vector<Value> r =
+      while_loop(*a.out.graph, std::move(nc), std::move(nb), init, consts, n.attrs.i64("max_steps"));
+  std::vector<Value> t;
+  for (std::size_t i = 0; i < C; ++i) t.push_back(flat(r[C + i]));
+  return join(t, 0);
+}
+
+// Batching (as jax.vmap of a while_loop with a batched predicate): every carry batched
+// (axis 0), the loop runs while ANY example's condition holds, and an example whose
+// condition is false keeps its carries (a select), so each ends as its own loop would.
+// At most max_steps body runs either way, so the max_steps error is per example too.
+Batched while_batch(const BatchArgs& a) {
+  const Node& n = a.node;
+  MG_ASSERT(a.region, "vmap of while_loop: no region callback");
+  const std::size_t C = static_cast<std::size_t>(n.attrs.i64("num_carry")), N = a.in.size();
+  const std::int64_t B = a.size;
+  auto with_batch = [&](Type t) {
+    t.shape.insert(t.shape.begin(), B);
+    return t;
+  };
+  auto to_batch = [&](const Batched& r) {
+    return r.axis >= 0 ? move_to_front(r.value, r.axis) : broadcast_to(r.value, with_batch(r.value.type()).shape);
+  };
+  std::vector<Value> init, consts;
+  std::vector<int> axes;
+  for (std::size_t i = 0; i < N; ++i) {
+    const bool b = i < C || a.axes[i] >= 0;
+    Value v = b ? to_batch(Batched{a.in[i], a.axes[i]}) : a.in[i];
+    (i < C ? init : consts).push_back(v);
+    axes.push_back(b ? 0 : -1);
+  }
+  auto params_of = [&](Graph& r) {
+    std::vector<Value> p;
+    for (std::size_t i = 0; i < N; ++i) p.push_back(r.add_input("p" + std::to_string(i), (i < C ? init[i] : consts[i - C]).type()));
+    return p;
+  };
+  // Per example: whether its loop still runs, bool[B].
+  auto running = [&](std::span<const Value> p) { return to_batch((*a.region)(*n.regions[0], p, axes)[0]); };
+  auto nc = std::make_unique<Graph>();
+  {
+    const std::vector<Value> p = params_of(*nc);
+    const Value any = reduce("reduce_max", cast(running(p), n.type.dtype == DType::f32 ? DType::f32 : DType::f64), {0}, false);
+    nc->outputs = {binary("gt", any, full_like(any, 0.0)).id};
+  }
+  auto nb = std::make_unique<Graph>();
+  {
+    const std::vector<Value> p = params_of(*nb);
+    const Value go = running(p);
+    const std::vector<Batched> next = (*a.region)(*n.regions[1], p, axes);
+    for (std::size_t i = 0; i < C; ++i) {
+      const Value v = to_batch(next[i]);
+      Shape ones(static_cast<std::size_t>(v.rank()), 1);
+      ones[0] = B;
+      const Value mask = broadcast_to(reshape(go, ones), v.type().shape);
+      nb->outputs.push_back(where(mask, v, p[i]).id);
+    }
+  }
+  const std::vector<Value> r =
+      while_loop(*a.in[0].graph, std::move(nc), std::move(nb), init, consts, n.attrs.i64("max_steps"));
+  std::vector<Value> rows;
+  for (std::size_t i = 0; i < C; ++i) rows.push_back(reshape(r[i], {B, r[i].type().numel() / B}));
+  return {join(rows, 1), 0};
+}
+
 }  // namespace
 
 void register_loop_transforms() {
@@ -150,8 +253,9 @@ void register_loop_transforms() {
   OpDef& cv = defined_op("custom_vjp");
   cv.no_jvp_rule = "forward mode through an author-supplied backward is not written yet (issue 15 follow-up)";
   cv.no_batch_rule = "batching the forward and backward regions is not written yet (issue 15 follow-up)";
-  defined_op("while_loop").no_batch_rule =
-      "a batched data-dependent loop needs a per-example stop (masking) that is not written yet (issue 15 follow-up)";
+  OpDef& wl = defined_op("while_loop");
+  wl.jvp = while_jvp;
+  wl.batch = while_batch;
 }
 
 }  // namespace mg::ir::xf

@@ -2,10 +2,13 @@
 // the same JVP as its unrolled graph (f64, 1e-12) on the interpreter, the C99 backend and
 // after the pass pipeline; vmap of a function holding a scan equals the function stacked
 // over the batch for every batching pattern; per-sample gradients through the scan
-// (vmap(grad)) equal the loop of single-example gradients.
+// (vmap(grad)) equal the loop of single-example gradients. while_loop: its JVP matches
+// central differences, and vmap with a different trip count per example equals the loop
+// run on each example (the batch runs while any example's condition holds).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "tests/ops/gradcheck.hpp"
 #include "tests/transforms/run_everywhere.hpp"
@@ -178,6 +181,81 @@ TEST(ScanVmap, PerSampleGradientsThroughAnRnnEqualTheLoopOfSingleGradients) {
     std::vector<Array> want = one.run(b1);
     for (std::size_t k = 0; k < want.size(); ++k)
       expect_near(take(got[k], 0, e), want[k], "parameter " + std::to_string(k) + " example " + std::to_string(e));
+  }
+}
+
+// while c.sum() < 5: c = c * w + 0.3, for c f64[2]: the trip count depends on x and w.
+struct Grow {
+  Graph g;
+  Tensor x = g.input("x", f64, {2}), w = g.input("w", f64, {2});
+  Tensor y = while_loop([&](const Tensor& c) { return c.sum() < 5.0; },
+                        [&](const Tensor& c) { return c * w + 0.3; }, x, 50);
+};
+
+TEST(WhileLoopJvp, MatchesCentralDifferencesEverywhere) {
+  Grow m;
+  Tensor vx = m.g.input("vx", f64, {2}), vw = m.g.input("vw", f64, {2});
+  Tensor t = jvp({m.y}, {m.x, m.w}, {vx, vw})[0];
+  const Array x = Array::from<double>({2}, {0.3, 0.7}), w = Array::from<double>({2}, {1.3, 1.1});
+  const Array dx = Array::from<double>({2}, {0.4, -0.2}), dw = Array::from<double>({2}, {-0.3, 0.5});
+  rt::Bindings bind{{"x", x}, {"w", w}, {"vx", dx}, {"vw", dw}};
+  Array got = testing::run_everywhere(m.g, {t}, bind)[0];
+  rt::Executable f = rt::compile(m.g.ir(), {m.y.value().id});
+  const double h = 1e-6;
+  auto at = [&](double s) {
+    Array xs(x.type()), ws(w.type());
+    for (std::int64_t i = 0; i < 2; ++i) {
+      xs.set(i, x.at(i) + s * dx.at(i));
+      ws.set(i, w.at(i) + s * dw.at(i));
+    }
+    return f.run({{"x", xs}, {"w", ws}})[0];
+  };
+  Array plus = at(h), minus = at(-h);
+  for (std::int64_t i = 0; i < 2; ++i) {
+    const double fd = (plus.at(i) - minus.at(i)) / (2 * h);
+    EXPECT_NEAR(got.at(i), fd, 1e-6 * (1 + std::fabs(fd))) << i;
+  }
+}
+
+TEST(WhileLoopVmap, DifferentTripCountsPerExampleEqualTheLoopOfExamples) {
+  for (unsigned subset = 1; subset < 4; ++subset) {
+    SCOPED_TRACE("subset " + std::to_string(subset));
+    Grow m;
+    const std::int64_t n = 4;
+    Array X(Type{f64, {n, 2}}), W(Type{f64, {2, n}});  // W batched along its last axis
+    for (std::int64_t e = 0; e < n; ++e)
+      for (std::int64_t i = 0; i < 2; ++i) {
+        X.set(e * 2 + i, 0.05 + 0.9 * static_cast<double>(e) / n + 0.1 * static_cast<double>(i));
+        W.set(i * n + e, 1.05 + 0.15 * static_cast<double>(e + i));
+      }
+    rt::Bindings bind{{"x", take(X, 0, 0)}, {"w", take(W, 1, 0)}};
+    if (subset & 1) bind["X"] = X;
+    if (subset & 2) bind["W"] = W;
+    std::vector<Tensor> args, batched;
+    std::vector<BatchAxis> axes;
+    if (subset & 1) {
+      args.push_back(m.x);
+      batched.push_back(m.g.input("X", f64, {n, 2}));
+      axes.push_back(0);
+    }
+    if (subset & 2) {
+      args.push_back(m.w);
+      batched.push_back(m.g.input("W", f64, {2, n}));
+      axes.push_back(1);
+    }
+    Tensor yb = vmap({m.y}, args, batched, axes, {0})[0];
+    Array got = testing::run_everywhere(m.g, {yb}, bind)[0];
+    rt::Executable f = rt::compile(m.g.ir(), {m.y.value().id});
+    std::set<double> sums;  // the examples really stop at different steps
+    for (std::int64_t e = 0; e < n; ++e) {
+      rt::Bindings one{{"x", bind["x"]}, {"w", bind["w"]}};
+      if (subset & 1) one["x"] = take(X, 0, e);
+      if (subset & 2) one["w"] = take(W, 1, e);
+      Array want = f.run(one)[0];
+      sums.insert(want.at(0) + want.at(1));
+      expect_near(take(got, 0, e), want, "example " + std::to_string(e));
+    }
+    EXPECT_EQ(sums.size(), static_cast<std::size_t>(n));
   }
 }
 
