@@ -1,8 +1,10 @@
 // jvp and batch columns of the loop ops (ir/ops/control.cpp: scan; custom_vjp.cpp;
 // while_loop.cpp). A loop stays a loop under both (DESIGN invariant 7): the JVP of a scan
 // is a scan carrying tangents beside its carries, the batched scan a scan over the batched
-// body; the same for while_loop (its batch runs while any example's condition holds).
+// body; the same for while_loop (its batch runs while any example's condition holds);
+// custom_vjp batches its backward region.
 // Bodies are transformed by the driver's region callback into the new loop's body.
+#include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/control.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/transforms.hpp"
@@ -244,6 +246,51 @@ Batched while_batch(const BatchArgs& a) {
   return {join(rows, 1), 0};
 }
 
+// ---- custom_vjp ------------------------------------------------------------------------
+// The forward's nodes (y, residuals) are ordinary nodes, batched by the driver; the node
+// itself becomes a custom_vjp of the batched y whose backward is the batched backward: its
+// dx for a batched x keeps the batch in front, its dx for an unbatched x (one x shared by
+// the batch) sums the examples' contributions, as the gradient of a shared input does.
+Batched custom_vjp_batch(const BatchArgs& a) {
+  const Node& n = a.node;
+  MG_ASSERT(a.region && n.regions.size() == 1, "vmap of custom_vjp: no region callback");
+  const Graph& bwd = *n.regions[0];
+  const std::size_t N = a.in.size(), R = static_cast<std::size_t>(n.attrs.i64("num_residuals"));
+  const std::int64_t B = a.size;
+  auto to_batch = [&](Value v, int axis) {
+    if (axis >= 0) return move_to_front(v, axis);
+    Shape s = v.shape();
+    s.insert(s.begin(), B);
+    return broadcast_to(v, s);
+  };
+  std::vector<Value> in{to_batch(a.in[0], a.axes[0])};
+  std::vector<int> axes;
+  auto nb = std::make_unique<Graph>();
+  std::vector<Value> params;
+  for (std::size_t i = 1; i < N; ++i) {
+    in.push_back(a.axes[i] >= 0 ? move_to_front(a.in[i], a.axes[i]) : a.in[i]);
+    params.push_back(nb->add_input("p" + std::to_string(i), in.back().type()));
+    axes.push_back(a.axes[i] >= 0 ? 0 : -1);
+  }
+  params.push_back(nb->add_input("dy", in[0].type()));
+  axes.push_back(0);
+  const std::vector<Batched> dx = (*a.region)(bwd, params, axes);
+  for (std::size_t j = 0; j < dx.size(); ++j) {
+    Value d = dx[j].value;
+    if (a.axes[1 + R + j] >= 0) {
+      d = to_batch(d, dx[j].axis);
+    } else if (dx[j].axis >= 0) {
+      d = reduce_sum(d, {dx[j].axis}, false);
+    } else {
+      d = mul(d, full_like(d, static_cast<double>(B)));  // the same dx from every example
+    }
+    nb->outputs.push_back(d.id);
+  }
+  const Value v = make_op(*in[0].graph, *n.op, in, n.attrs);
+  in[0].graph->mutable_node(v.id).regions.push_back(std::move(nb));
+  return {v, 0};
+}
+
 }  // namespace
 
 void register_loop_transforms() {
@@ -251,8 +298,13 @@ void register_loop_transforms() {
   scan.jvp = scan_jvp;
   scan.batch = scan_batch;
   OpDef& cv = defined_op("custom_vjp");
-  cv.no_jvp_rule = "forward mode through an author-supplied backward is not written yet (issue 15 follow-up)";
-  cv.no_batch_rule = "batching the forward and backward regions is not written yet (issue 15 follow-up)";
+  // As jax.custom_vjp: forward mode would need a JVP the author did not supply (the
+  // backward gives J^T u, not J v); differentiating the forward's nodes would ignore the
+  // author's rule (a surrogate gradient exists because the true derivative is unwanted).
+  cv.no_jvp_rule =
+      "a custom_vjp supplies a backward only (J^T u), not the forward-mode J v, as in JAX; use grad, or write "
+      "the function without custom_vjp for jvp/jacfwd";
+  cv.batch = custom_vjp_batch;
   OpDef& wl = defined_op("while_loop");
   wl.jvp = while_jvp;
   wl.batch = while_batch;

@@ -259,5 +259,37 @@ TEST(WhileLoopVmap, DifferentTripCountsPerExampleEqualTheLoopOfExamples) {
   }
 }
 
+// custom_vjp under vmap: the value is y batched; its backward is the batched backward.
+// y = sin(w * x) with the surrogate backward dx = 3 r dy, dw = r x dy (r = w * x):
+// per-sample gradients (vmap(grad)) take the author's rule for every example, and
+// grad(sum(vmap(f))) w.r.t. the shared w sums the examples' rules.
+TEST(CustomVjpVmap, PerSampleAndSharedGradientsTakeTheAuthorsBackward) {
+  Graph g;
+  Tensor x = g.input("x", f64, {2}), w = g.input("w", f64, {2});
+  auto f = custom_vjp([](const Tensors& a) { return std::pair{sin(a[0] * a[1]), Tensors{a[0] * a[1]}}; },
+                      [](const Tensors& r, const Tensors& a, const Tensor& dy) {
+                        return Tensors{dy * r[0] * 3.0, dy * r[0] * a[0]};
+                      });
+  Tensor y = f({x, w});
+  auto [dx, dw] = grad(y.sum(), {x, w});
+  Tensor X = g.input("X", f64, {3, 2});
+  std::vector<Tensor> per = vmap({y, dx, dw}, {x}, {X}, {0}, {0});
+  auto [dW, dX] = grad(per[0].sum(), {w, X});  // through the batched node's backward
+  const Array Xv = Array::from<double>({3, 2}, {0.1, -0.4, 0.7, 0.2, -0.3, 0.9});
+  const Array wv = Array::from<double>({2}, {1.5, -0.5});
+  std::vector<Array> r = testing::run_everywhere(g, {per[0], per[1], per[2], dW, dX}, {{"X", Xv}, {"w", wv}});
+  double sum_dw[2] = {0, 0};
+  for (std::int64_t e = 0; e < 3; ++e)
+    for (std::int64_t i = 0; i < 2; ++i) {
+      const double xi = Xv.at(e * 2 + i), wi = wv.at(i), ri = xi * wi;
+      EXPECT_NEAR(r[0].at(e * 2 + i), std::sin(ri), 1e-15);
+      EXPECT_NEAR(r[1].at(e * 2 + i), 3 * ri, 1e-15);   // the rule, not w cos(w x)
+      EXPECT_NEAR(r[2].at(e * 2 + i), ri * xi, 1e-15);  // per example
+      EXPECT_NEAR(r[4].at(e * 2 + i), 3 * ri, 1e-15);   // batched x: its own example's rule
+      sum_dw[i] += ri * xi;
+    }
+  for (std::int64_t i = 0; i < 2; ++i) EXPECT_NEAR(r[3].at(i), sum_dw[i], 1e-14);  // shared w: the sum
+}
+
 }  // namespace
 }  // namespace mg
