@@ -246,16 +246,20 @@ TEST(WhileLoopVmap, DifferentTripCountsPerExampleEqualTheLoopOfExamples) {
     Tensor yb = vmap({m.y}, args, batched, axes, {0})[0];
     Array got = testing::run_everywhere(m.g, {yb}, bind)[0];
     rt::Executable f = rt::compile(m.g.ir(), {m.y.value().id});
-    std::set<double> sums;  // the examples really stop at different steps
+    std::set<int> steps;  // the examples really stop at different steps (a plain C++ loop counts them)
     for (std::int64_t e = 0; e < n; ++e) {
       rt::Bindings one{{"x", bind["x"]}, {"w", bind["w"]}};
       if (subset & 1) one["x"] = take(X, 0, e);
       if (subset & 2) one["w"] = take(W, 1, e);
       Array want = f.run(one)[0];
-      sums.insert(want.at(0) + want.at(1));
+      double c[2] = {one["x"].at(0), one["x"].at(1)};
+      int k = 0;
+      for (; c[0] + c[1] < 5.0; ++k)
+        for (std::int64_t i = 0; i < 2; ++i) c[i] = c[i] * one["w"].at(i) + 0.3;
+      steps.insert(k);
       expect_near(take(got, 0, e), want, "example " + std::to_string(e));
     }
-    EXPECT_EQ(sums.size(), static_cast<std::size_t>(n));
+    EXPECT_GT(steps.size(), 1u);
   }
 }
 
