@@ -74,10 +74,11 @@ struct VjpArgs {
 };
 
 // Supplied by the jvp driver to rules of ops that own regions: inlines `region` into the
-// enclosing graph on `args` and returns the tangents of its results, given the args'
-// tangents (invalid: zero).
+// graph of `args` (the enclosing graph, or a new loop body the rule is building) and
+// returns the tangents of its results, given the args' tangents (invalid: zero);
+// `primals` (optional) receives the results' values.
 using JvpRegionFn = std::function<std::vector<Value>(const Graph& region, std::span<const Value> args,
-                                                     std::span<const Value> tangents)>;
+                                                     std::span<const Value> tangents, std::vector<Value>* primals)>;
 
 struct JvpArgs {
   const Node& node;                 // the forward node
@@ -93,7 +94,8 @@ struct Batched {
   int axis = -1;
 };
 // Supplied by the vmap driver to rules of ops that own regions: inlines `region` into the
-// enclosing graph on `args` (batched along `axes`, -1: not) and returns its results batched.
+// graph of `args` (the enclosing graph, or a new loop body the rule is building), batched
+// along `axes` (-1: not), and returns its results batched.
 using BatchRegionFn = std::function<std::vector<Batched>(const Graph& region, std::span<const Value> args,
                                                          std::span<const int> axes)>;
 

@@ -3,6 +3,7 @@
 
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/region.hpp"
 
 namespace mg::passes::detail {
 
@@ -10,8 +11,10 @@ ir::Value inline_node(const ir::Node& n, ir::Graph& dst, std::span<const ir::Val
   LocScope at(n.loc, true);
   if (n.kind == ir::NodeKind::constant) return dst.add_constant(*n.literal, n.loc);
   MG_ASSERT(n.kind == ir::NodeKind::op, "inline_node: a region input has no node to copy");
-  MG_ASSERT(n.regions.empty(), "inline_node: nested regions are not inlined (op '" + n.op->name + "')");
-  return ir::make_op(dst, *n.op, std::vector<ir::Value>(operands.begin(), operands.end()), n.attrs);
+  ir::Value v = ir::make_op(dst, *n.op, std::vector<ir::Value>(operands.begin(), operands.end()), n.attrs);
+  // A loop nested in a body (a checkpointed scan's backward) keeps its own regions.
+  for (const auto& r : n.regions) dst.mutable_node(v.id).regions.push_back(ir::clone_region(*r));
+  return v;
 }
 
 }  // namespace mg::passes::detail

@@ -9,7 +9,7 @@
 namespace mg::passes::detail {
 
 // An op node through the builder (re-checked, stamped with the node's own line and the
-// graph's current role), a constant as a constant. Inputs of `n` map to `operands`.
+// graph's current role, its regions deep-copied), a constant as a constant. Inputs of `n` map to `operands`.
 ir::Value inline_node(const ir::Node& n, ir::Graph& dst, std::span<const ir::Value> operands);
 
 }  // namespace mg::passes::detail

@@ -54,8 +54,8 @@ struct Walk {
                           ") at " +
                           describe(src, id),
                       n.loc);
-    ir::JvpRegionFn region = [this](const ir::Graph& body, std::span<const Value> args,
-                                    std::span<const Value> tangents) { return inline_region(body, args, tangents); };
+    ir::JvpRegionFn region = [this](const ir::Graph& body, std::span<const Value> args, std::span<const Value> tangents,
+                                    std::vector<Value>* primals) { return inline_region(body, args, tangents, primals); };
     const Node& here = prim[id].node();
     Value t;
     {
@@ -67,8 +67,10 @@ struct Walk {
     tan[id] = t;
   }
 
-  std::vector<Value> inline_region(const ir::Graph& body, std::span<const Value> args, std::span<const Value> tangents) {
-    Walk w(body, dst, true);
+  // Into the graph of `args`: the enclosing one (fused) or a loop body being built (scan).
+  std::vector<Value> inline_region(const ir::Graph& body, std::span<const Value> args, std::span<const Value> tangents,
+                                   std::vector<Value>* primals) {
+    Walk w(body, args.empty() ? dst : *args[0].graph, true);
     MG_ASSERT(args.size() == body.inputs().size(), "jvp: region arity");
     for (std::size_t i = 0; i < args.size(); ++i) {
       w.prim[body.inputs()[i]] = args[i];
@@ -77,6 +79,10 @@ struct Walk {
     for (NodeId id = 0; id < body.size(); ++id) w.node(id);
     std::vector<Value> out;
     for (NodeId o : body.outputs) out.push_back(w.tan[o]);
+    if (primals) {
+      primals->clear();
+      for (NodeId o : body.outputs) primals->push_back(w.prim[o]);
+    }
     return out;
   }
 };

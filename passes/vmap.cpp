@@ -76,8 +76,9 @@ struct Walk {
     map[id] = r;
   }
 
+  // Into the graph of `args`: the enclosing one (fused) or a loop body being built (scan).
   std::vector<Batched> inline_region(const ir::Graph& body, std::span<const Value> args, std::span<const int> axes) {
-    Walk w(body, dst, size, true);
+    Walk w(body, args.empty() ? dst : *args[0].graph, size, true);
     MG_ASSERT(args.size() == body.inputs().size(), "vmap: region arity");
     for (std::size_t i = 0; i < args.size(); ++i) w.map[body.inputs()[i]] = {args[i], axes[i]};
     for (NodeId id = 0; id < body.size(); ++id) w.node(id);

@@ -39,7 +39,7 @@ void register_creation_transforms() {
   OpDef& fused = defined_op("fused");
   fused.jvp = [](const JvpArgs& a) -> Value {
     MG_ASSERT(a.region && a.node.regions.size() == 1, "jvp of fused: no region callback");
-    return (*a.region)(*a.node.regions[0], a.in, a.tangents)[0];
+    return (*a.region)(*a.node.regions[0], a.in, a.tangents, nullptr)[0];
   };
   fused.batch = [](const BatchArgs& a) -> Batched {
     MG_ASSERT(a.region && a.node.regions.size() == 1, "vmap of fused: no region callback");

@@ -66,6 +66,6 @@ void register_shape_transforms();
 void register_index_transforms();
 void register_linalg_nn_transforms();
 void register_creation_transforms();
-void register_loop_transforms();  // reasons only, for now
+void register_loop_transforms();
 
 }  // namespace mg::ir::xf
