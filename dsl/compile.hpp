@@ -1,6 +1,7 @@
 // compile(): turns a graph and its requested outputs into an executable, run by the
 // interpreter or (Backend::c99) by the graph emitted as C99, compiled and dlopen-ed.
 #pragma once
+#include <concepts>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -54,6 +55,18 @@ class Executable {
   std::vector<Array> run(std::initializer_list<Feed> feeds) const;
   std::vector<Array> run(const std::vector<Feed>& feeds) const;
   std::vector<Array> run(std::span<const Feed> feeds) const;
+  // Feeds from a name -> Array map (std::map, std::unordered_map, rt::Bindings, ...).
+  template <class Map>
+    requires requires(const Map& m) {
+      { m.begin()->first } -> std::convertible_to<std::string>;
+      { m.begin()->second } -> std::convertible_to<const Array&>;
+    }
+  std::vector<Array> run(const Map& feeds) const {
+    std::vector<Feed> v;
+    v.reserve(feeds.size());
+    for (const auto& [name, value] : feeds) v.emplace_back(std::string(name), value);
+    return run(std::span<const Feed>(v));
+  }
 
   // Binds an input for every later run (e.g. trained weights); run's feeds override it.
   void bind(std::string name, Array value);

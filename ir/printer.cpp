@@ -21,6 +21,12 @@ std::string value_name(const Graph& g, NodeId id) {
   return s;
 }
 
+std::string describe_value(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (n.kind == NodeKind::input) return "input '" + n.name + "' (" + to_string(n.type) + ")";
+  return "value " + value_name(g, id) + " = " + n.op_name() + " (" + to_string(n.type) + ")";
+}
+
 bool is_bare_name(std::string_view s) {
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   if (s.empty() || !alpha(s[0])) return false;

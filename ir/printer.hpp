@@ -31,6 +31,8 @@ void print(std::ostream& os, const Graph& g, std::span<const NodeId> outputs = {
 std::string to_text(const Graph& g, std::span<const NodeId> outputs = {}, PrintOptions opts = {});
 // "%<input-name>" for graph inputs, "%<id>" otherwise; for diagnostics about a node.
 std::string value_name(const Graph& g, NodeId id);
+// "input 'x' (f32[2,3])" or "value %7 = tanh (f32[2,3])": a node as errors name it.
+std::string describe_value(const Graph& g, NodeId id);
 
 // Spelling helpers shared with the parser.
 bool is_bare_name(std::string_view s);              // [A-Za-z_][A-Za-z0-9_.]*

@@ -16,11 +16,7 @@ using ir::Value;
 
 namespace {
 
-std::string describe(const Value& v) {
-  const Node& n = v.node();
-  if (n.kind == ir::NodeKind::input) return "input '" + n.name + "' (" + to_string(n.type) + ")";
-  return "value " + ir::value_name(*v.graph, v.id) + " = " + n.op_name() + " (" + to_string(n.type) + ")";
-}
+std::string describe(const Value& v) { return ir::describe_value(*v.graph, v.id); }
 
 // The role of a backward pass's nodes: second_order when what it differentiates reads
 // adjoint nodes (grad of grad), so pictures of Hessians and PINN losses separate the passes.

@@ -17,12 +17,6 @@ using ir::Value;
 
 namespace {
 
-std::string describe(const ir::Graph& g, NodeId id) {
-  const Node& n = g.node(id);
-  if (n.kind == ir::NodeKind::input) return "input '" + n.name + "' (" + to_string(n.type) + ")";
-  return "value " + ir::value_name(g, id) + " = " + n.op_name() + " (" + to_string(n.type) + ")";
-}
-
 // One forward walk over `src`'s nodes [begin, end). `prim[id]` is node id's value in `dst`
 // (for src == dst, the node itself); `tan[id]` its tangent (invalid: zero). inline_all
 // copies every node of `src` into `dst` (a region body); otherwise nodes are reused.
@@ -52,7 +46,7 @@ struct Walk {
                            : !n.op->not_differentiable.empty() ? n.op->not_differentiable
                                                                : std::string("no JVP rule")) +
                           ") at " +
-                          describe(src, id),
+                          ir::describe_value(src, id),
                       n.loc);
     ir::JvpRegionFn region = [this](const ir::Graph& body, std::span<const Value> args, std::span<const Value> tangents,
                                     std::vector<Value>* primals) { return inline_region(body, args, tangents, primals); };
@@ -100,18 +94,18 @@ std::vector<Value> jvp(std::span<const Value> outputs, std::span<const Value> wr
   for (const Value& o : outputs) {
     if (!o.valid() || o.graph != &g) throw GradError("jvp: outputs must be values of one graph", call);
     if (!is_float(o.dtype()))
-      throw GradError("jvp: cannot differentiate " + describe(g, o.id) + ": it is not a float value", call);
+      throw GradError("jvp: cannot differentiate " + ir::describe_value(g, o.id) + ": it is not a float value", call);
   }
   for (std::size_t k = 0; k < wrt.size(); ++k) {
     if (!wrt[k].valid() || wrt[k].graph != &g || !tangents[k].valid() || tangents[k].graph != &g)
       throw GradError("jvp: wrt values and tangents must come from the outputs' graph", call);
     if (!is_float(wrt[k].dtype()))
-      throw GradError("jvp: cannot differentiate with respect to " + describe(g, wrt[k].id) +
+      throw GradError("jvp: cannot differentiate with respect to " + ir::describe_value(g, wrt[k].id) +
                           ": derivatives exist only for f32/f64 values",
                       call);
     if (tangents[k].type() != wrt[k].type())
       throw GradError("jvp: tangent " + std::to_string(k) + " is " + to_string(tangents[k].type()) + ", but wrt " +
-                          describe(g, wrt[k].id) + " needs one of its type",
+                          ir::describe_value(g, wrt[k].id) + " needs one of its type",
                       call);
   }
 

@@ -18,12 +18,6 @@ using ir::Value;
 
 namespace {
 
-std::string describe(const ir::Graph& g, NodeId id) {
-  const Node& n = g.node(id);
-  if (n.kind == ir::NodeKind::input) return "input '" + n.name + "' (" + to_string(n.type) + ")";
-  return "value " + ir::value_name(g, id) + " = " + n.op_name() + " (" + to_string(n.type) + ")";
-}
-
 std::string axis_str(const BatchAxis& a) { return a ? std::to_string(*a) : std::string("none"); }
 
 // One walk over `src`'s nodes: map[id] is node id's value in `dst` and its batch axis.
@@ -57,7 +51,7 @@ struct Walk {
     if (!n.op->batch)
       throw UserError("vmap: op '" + n.op->name + "' has no batching rule (" +
                           (n.op->no_batch_rule.empty() ? std::string("none registered") : n.op->no_batch_rule) + ") at " +
-                          describe(src, id) + "; vmap never falls back to a loop",
+                          ir::describe_value(src, id) + "; vmap never falls back to a loop",
                       n.loc);
     ir::BatchRegionFn region = [this](const ir::Graph& body, std::span<const Value> args, std::span<const int> ax) {
       return inline_region(body, args, ax);
@@ -169,7 +163,7 @@ std::vector<Value> vmap(std::span<const Value> outputs, std::span<const Value> a
   NodeId begin = end;
   for (std::size_t k = 0; k < args.size(); ++k) {
     if (given[args[k].id])
-      throw UserError("vmap: argument " + std::to_string(k) + " repeats " + describe(g, args[k].id), call);
+      throw UserError("vmap: argument " + std::to_string(k) + " repeats " + ir::describe_value(g, args[k].id), call);
     given[args[k].id] = true;
     w.map[args[k].id] = {batched[k], axis[k]};
     begin = std::min(begin, args[k].id);

@@ -1,9 +1,11 @@
 // DESIGN invariant 10 in the DSL: an expression is one value (bound to `auto`, used twice,
 // differentiated against, it is one node), and a run given an unknown input lists the ones
-// it has.
+// it has. run also takes a name -> Array map.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <unordered_map>
 
 #include <minigrad/minigrad.hpp>
 
@@ -76,6 +78,17 @@ TEST(OneValue, UnknownFeedListsTheInputs) {
     EXPECT_NE(m.find("'wieght'"), std::string::npos) << m;
     EXPECT_NE(m.find("x, weight"), std::string::npos) << m;
   }
+}
+
+TEST(OneValue, RunTakesANameToArrayMap) {
+  Graph g;
+  Tensor x = g.input("x", f64, {2});
+  Tensor w = g.input("weight", f64, {2});
+  Executable exe = compile(g, {(x * w).sum()});
+  const std::map<std::string, Array> feeds{{"x", ramp({2}, 1, 1)}, {"weight", ramp({2}, 3, 1)}};
+  EXPECT_EQ(exe.run(feeds)[0].at(0), 1 * 3 + 2 * 4);
+  std::unordered_map<std::string, Array> typo{{"x", ramp({2}, 1, 1)}, {"wieght", ramp({2}, 3, 1)}};
+  EXPECT_THROW(exe.run(typo), UserError);
 }
 
 }  // namespace

@@ -8,46 +8,15 @@
 
 #include <minigrad/minigrad.hpp>
 
+#include "tests/loops/rnn_fixture.hpp"
 #include "tests/ops/gradcheck.hpp"
 
 namespace mg {
 namespace {
 
-constexpr std::int64_t B = 2, H = 8, D = 3;
-
-struct Rnn {
-  Graph g;
-  Tensor h0, xs, W, U, b;
-  explicit Rnn(std::int64_t T) {
-    h0 = g.input("h0", f64, {B, H});
-    xs = g.input("xs", f64, {T, B, D});
-    W = g.input("W", f64, {H, H});
-    U = g.input("U", f64, {D, H});
-    b = g.input("b", f64, {H});
-  }
-  Tensor cell(const Tensor& h, const Tensor& x) const { return tanh(matmul(h, W) + matmul(x, U) + b); }
-  // With ys: loss = sum(hs^2)/2 + sum(h_T).
-  Tensor loss(ScanOptions opt) const {
-    auto [hT, hs] = scan([&](const Tensor& h, const Tensor& x) {
-      Tensor h2 = cell(h, x);
-      return std::pair{h2, h2};
-    }, h0, xs, opt);
-    return (hs * hs).sum() * 0.5 + hT.sum();
-  }
-  // Only the final carry: what the backward must keep is the carries.
-  Tensor final_loss(ScanOptions opt) const {
-    auto [c, ys] = scan([&](const Tensors& h, const Tensors& x) { return std::pair{Tensors{cell(h[0], x[0])}, Tensors{}}; },
-                        Tensors{h0}, Tensors{xs}, opt);
-    return c[0].sum();
-  }
-  std::vector<Feed> feeds() const {
-    auto s = [](const Tensor& t, std::uint64_t seed, double scale) {
-      Array a = testing::sample(t.type(), ir::Domain::any, seed);
-      for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, a.at(i) * scale);
-      return a;
-    };
-    return {{"h0", s(h0, 1, 1)}, {"xs", s(xs, 2, 1)}, {"W", s(W, 3, 0.4)}, {"U", s(U, 4, 0.4)}, {"b", s(b, 5, 1)}};
-  }
+// Hidden width 8, weights in [-0.4, 0.4].
+struct Rnn : testing::Rnn {
+  explicit Rnn(std::int64_t T) : testing::Rnn(T, 8, 0.4) {}
 };
 
 void expect_same(const std::vector<Array>& a, const std::vector<Array>& b) {

@@ -13,56 +13,20 @@
 #include "minigrad/ir/dot.hpp"
 #include "minigrad/ir/parser.hpp"
 #include "minigrad/runtime/c99/export.hpp"
+#include "tests/loops/rnn_fixture.hpp"
 #include "tests/ops/gradcheck.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace mg {
 namespace {
 
-constexpr std::int64_t B = 2, H = 4, D = 3;
-
-// The model's inputs and parameters.
-struct Rnn {
-  Graph g;
-  Tensor h0, xs, W, U, b;
-  explicit Rnn(std::int64_t T) {
-    h0 = g.input("h0", f64, {B, H});
-    xs = g.input("xs", f64, {T, B, D});
-    W = g.input("W", f64, {H, H});
-    U = g.input("U", f64, {D, H});
-    b = g.input("b", f64, {H});
-  }
-  std::vector<Tensor> params() const { return {h0, xs, W, U, b}; }
-  Tensor cell(const Tensor& h, const Tensor& x) const { return tanh(matmul(h, W) + matmul(x, U) + b); }
-  // loss = sum(hs^2) / 2 + sum(h_T)
-  Tensor loss_scan() const {
-    auto [hT, hs] = scan([&](const Tensor& h, const Tensor& x) {
-      Tensor h2 = cell(h, x);
-      return std::pair{h2, h2};
-    }, h0, xs);
-    return (hs * hs).sum() * 0.5 + hT.sum();
-  }
-  Tensor loss_unrolled() const {
-    const std::int64_t T = xs.shape()[0];
-    Tensor h = h0, loss = h0.sum() * 0.0;
-    for (std::int64_t t = 0; t < T; ++t) {
-      h = cell(h, slice(xs, 0, t, t + 1).reshape({B, D}));
-      loss = loss + (h * h).sum() * 0.5;
-    }
-    return loss + h.sum();
-  }
+// Hidden width 4, weights in [-0.5, 0.5].
+struct Rnn : testing::Rnn {
+  explicit Rnn(std::int64_t T) : testing::Rnn(T, 4, 0.5) {}
+  Tensor loss_scan() const { return loss(); }
 };
-
-Array sample(const Tensor& t, std::uint64_t seed, double scale = 1.0) {
-  Array a = testing::sample(t.type(), ir::Domain::any, seed);
-  for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, a.at(i) * scale);
-  return a;
-}
-
-std::vector<Feed> feeds(const Rnn& m) {
-  return {{"h0", sample(m.h0, 1)}, {"xs", sample(m.xs, 2)}, {"W", sample(m.W, 3, 0.5)}, {"U", sample(m.U, 4, 0.5)},
-          {"b", sample(m.b, 5)}};
-}
+std::vector<Feed> feeds(const Rnn& m) { return m.feeds(); }
+constexpr std::int64_t B = testing::Rnn::B, H = 4;
 
 std::size_t op_nodes(const ir::Graph& g) {
   std::size_t n = 0;
