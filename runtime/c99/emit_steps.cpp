@@ -62,7 +62,8 @@ std::string describe(const ir::Graph& g, ir::NodeId id) {
 }
 
 // Options::check_numerics: after node id's loop, return -(id + 1) when its value holds a
-// NaN or Inf (exponent bits all ones; branch-free, so the scan vectorises).
+// NaN or Inf (exponent bits all ones; branch-free, so the scan vectorises); inside a
+// region, -(site_base + s + 1) for the site s recorded for it.
 void emit_check(const ir::Node& n, const StepOptions& o, ir::CWriter& w) {
   if (!o.check_numerics || n.type.numel() == 0) return;
   const bool f32 = n.type.dtype == DType::f32;
@@ -78,8 +79,14 @@ void emit_check(const ir::Node& n, const StepOptions& o, ir::CWriter& w) {
                 "    any |= (" + U + ")((c.u & " + mask + ") == " + mask + ");\n"
                 "  }\n"
                 "  return any == 0;\n}\n");
+  std::size_t code = n.id;
+  if (!o.path.empty()) {
+    MG_ASSERT(o.sites, "C99: a check inside a region needs the module's site list");
+    code = o.site_base + o.sites->size();
+    o.sites->push_back(NumericsSite{o.path, n.id});
+  }
   w.line("if (!" + fn + "(" + ptr(n.id) + ", " + std::to_string(n.type.numel()) + ")) return -" +
-         std::to_string(n.id + 1) + ";");
+         std::to_string(code + 1) + ";");
 }
 
 }  // namespace
@@ -195,9 +202,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
           StepOptions inner = o;
           inner.prefix = w.fresh("mg_r") + "_v";
           inner.fail = fail;
-          // -(id + 1) names a top-level node: a body's own ids would be misread, so the
-          // check runs on the loop node's results and the report names the loop.
-          inner.check_numerics = false;
+          inner.path.emplace_back(id, r);  // the body's checks return its nodes' site codes
           emit_region(*n.regions[r], "(" + (scratch.empty() ? std::string("arena") : scratch) + " + " + std::to_string(at) + ")",
                       args, results, inner, w);
         };
