@@ -5,6 +5,7 @@
 // report (the C99 backend compiles each body node's check site in).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -210,9 +211,36 @@ TEST_P(NumericsLoops, ANaNThatNeverLeavesTheBodyIsFound) {
   EXPECT_EQ(r.result.nan, 1);
 }
 
-// Zero cost when off: the C99 source compiled without checks is the checked source minus
-// its checks (the check lines and the check function), so it is the source the emitter
-// wrote before checks existed; with checks, every float value in the body has a site.
+TEST_P(NumericsLoops, ANaNMaskedInsideOneElementwiseChainIsFound) {
+  // log(x) is NaN where x < 0 but `where` drops it: the chain's value is finite. The C99
+  // backend inlines the log into the where's loop, so it checks the chain's temporaries.
+  for (bool in_loop : {false, true}) {
+    Graph g;
+    Tensor xs = g.input("xs", f64, {4, 3});
+    Tensor h0 = g.input("h0", f64, {3});
+    int log_line = 0;
+    Tensor out;
+    if (in_loop) {
+      auto [hT, hs] = scan([&](const Tensor& h, const Tensor& x) {
+        Tensor m = where(x > 0.0, log(x), x); log_line = __LINE__;
+        return std::pair{h + m, h};
+      }, h0, xs);
+      out = hT.sum();
+    } else {
+      Tensor m = where(xs > 0.0, log(xs), xs); log_line = __LINE__;
+      out = m.sum() + h0.sum();
+    }
+    NumericsReport r = report(g, {out}, {{"xs", steps(4, 3, -1.0, 2, 2)}, {"h0", Array::from<double>({3}, {0, 0, 0})}});
+    EXPECT_EQ(r.op, "log") << r.text();
+    EXPECT_EQ(r.loc.line, static_cast<std::uint32_t>(log_line));
+    EXPECT_EQ(r.region_path.size(), in_loop ? 1u : 0u);
+    EXPECT_EQ(r.result.nan, 1);
+  }
+}
+
+// Zero cost when off: the C99 source compiled without checks has no check code and is the
+// checked source minus its checks, so it is the source the emitter wrote before checks
+// existed; with checks, the loop bodies hold check sites.
 TEST(NumericsLoopsSource, OffSourceHasNoCheckCode) {
   Graph g;
   Tensor xs = g.input("xs", f32, {6, 4});
@@ -233,22 +261,32 @@ TEST(NumericsLoopsSource, OffSourceHasNoCheckCode) {
     return ss.str();
   };
   const std::string off = source(false), on = source(true);
-  EXPECT_EQ(off.find("mg_finite"), std::string::npos);
-  EXPECT_EQ(off.find("return -"), std::string::npos);
+  for (const char* check : {"mg_finite", "mg_nonfinite", "mg_bad", "return -"})
+    EXPECT_EQ(off.find(check), std::string::npos) << check;
   // Inside the two scans' bodies (forward, backward): checks returning site codes.
   const std::string site = "return -" + std::to_string(g.ir().size() + 1) + ";";
-  EXPECT_NE(on.find(site), std::string::npos) << on;
-  std::istringstream in(on);
-  std::string stripped, line;
-  bool in_fn = false, after_fn = false;  // the check function and the blank line after it
-  while (std::getline(in, line)) {
-    if (line.rfind("static int mg_finite_", 0) == 0) in_fn = true;
-    const bool skip = in_fn || (after_fn && line.empty()) || line.find("if (!mg_finite_") != std::string::npos;
-    after_fn = in_fn && line == "}";
-    if (after_fn) in_fn = false;
-    if (!skip) stripped += line + "\n";
-  }
-  EXPECT_TRUE(stripped == off) << "the off source differs from the checked one minus its checks";
+  EXPECT_NE(on.find(site), std::string::npos);
+  // The checked source minus its checks: the check functions (and the blank line after
+  // each), the lines using them; bare braces and OpenMP pragmas are dropped from both
+  // (a chain whose temporaries are checked is a block with a reduction clause).
+  auto normalised = [](const std::string& src) {
+    std::istringstream in(src);
+    std::string out, line;
+    bool in_fn = false, after_fn = false;
+    while (std::getline(in, line)) {
+      const std::string t = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+      if (t.rfind("static int mg_finite_", 0) == 0 || t.rfind("static inline int mg_nonfinite_", 0) == 0) in_fn = true;
+      const bool skip = in_fn || (after_fn && t.empty()) || t == "{" || t == "}" || t.rfind("MG_OMP(", 0) == 0 ||
+                        t.find("mg_finite_") != std::string::npos || t.find("mg_bad") != std::string::npos;
+      after_fn = in_fn && line == "}";
+      if (after_fn) in_fn = false;
+      if (!skip) out += t + "\n";
+    }
+    return out;
+  };
+  const std::string stripped = normalised(on);
+  EXPECT_GT(on.size(), off.size());
+  EXPECT_TRUE(stripped == normalised(off)) << "the off source differs from the checked one minus its checks";
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, NumericsLoops, ::testing::Values(Backend::interpreter, Backend::c99),
