@@ -178,6 +178,30 @@ TEST_P(NumericsLoops, WhileLoopBodyNaNAndInf) {
   }
 }
 
+TEST_P(NumericsLoops, NestedLoopsGiveThePathDownToTheNode) {
+  // A scan whose body runs a while_loop: the NaN is born in the inner loop's body.
+  Graph g;
+  Tensor xs = g.input("xs", f64, {3, 2});
+  Tensor h0 = g.input("h0", f64, {2});
+  int log_line = 0;
+  auto [hT, hs] = scan([&](const Tensor& h, const Tensor& x) {
+    Tensor y = while_loop([&](const Tensor& y) { return Tensor(y.sum() < 100.0); },
+                          [&](const Tensor& y) { Tensor l = y * 2.0 + log(y * x); log_line = __LINE__; return l; },
+                          x * 0.0 + 1.0, 10);
+    return std::pair{h + y, h};
+  }, h0, xs);
+  NumericsReport r = report(g, {hT.sum()}, {{"xs", steps(3, 2, -1.0, 1, 0)}, {"h0", Array::from<double>({2}, {0, 0})}});
+  EXPECT_EQ(r.op, "log") << r.text();
+  EXPECT_EQ(r.loc.line, static_cast<std::uint32_t>(log_line));
+  ASSERT_EQ(r.region_path.size(), 2u) << r.text();
+  EXPECT_EQ(r.region_path[0].iteration, 1);  // the scan's second step
+  EXPECT_EQ(r.region_path[1].region, 1u);    // the while_loop's body, its first run
+  EXPECT_EQ(r.region_path[1].iteration, 0);
+  EXPECT_NE(r.inside.find("= while_loop("), std::string::npos) << r.text();
+  EXPECT_LT(r.inside.find("= while_loop("), r.inside.find("= scan(")) << r.text();  // innermost first
+  EXPECT_NE(r.ir_line_text.find("= log("), std::string::npos) << r.text();
+}
+
 TEST_P(NumericsLoops, NaNInUserDataReadOnlyByTheLoopIsThatInput) {
   Graph g;
   Tensor xs = g.input("xs", f64, {4, 3});
