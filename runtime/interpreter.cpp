@@ -195,6 +195,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     ++prof->runs;
   }
   std::vector<const Array*> in_ptrs;
+  std::vector<std::int64_t> region_calls;
   ir::RegionRunner run_region = [](std::size_t, std::span<const Array>) -> std::vector<Array> { return {}; };
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     const ir::Node& n = g.node(plan.steps[s]);
@@ -212,10 +213,10 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[views.viewed[in] ? g.node(in).inputs[0] : in]);
     if (!n.regions.empty()) {
       // Counts each region's runs in this run of n: a NumericsError from a body names the
-      // loop step (glassbox::RegionStep).
-      run_region = [this, &n, &vals, calls = std::vector<std::int64_t>(n.regions.size())](
-                       std::size_t r, std::span<const Array> args) mutable {
-        const std::int64_t iteration = calls.at(r)++;
+      // loop step (RegionStep).
+      region_calls.assign(n.regions.size(), 0);
+      run_region = [this, &n, &vals, &region_calls](std::size_t r, std::span<const Array> args) {
+        const std::int64_t iteration = region_calls.at(r)++;
         try {
           return region(*n.regions.at(r)).run(args, nullptr);
         } catch (const NumericsError& e) {  // raised in the region: restate it here
