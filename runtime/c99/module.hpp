@@ -76,7 +76,8 @@ struct Module {
 
 // Emits `outputs` and the state updates of `g`. The entry function returns 0, or k + 1
 // when node k failed at run time (an index out of range), or -(k + 1) when node k made
-// a non-finite value (Options::check_numerics). Throws UserError naming the op
+// a non-finite value (Options::check_numerics; k >= g.size(): the body node of
+// numerics_sites[k - g.size()]). Throws UserError naming the op
 // when some node's op has no C emission.
 Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
                    const std::vector<StateUpdate>& state, const Options& options);
