@@ -8,10 +8,10 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +20,7 @@
 
 #include "bench/child_process.hpp"
 #include "bench/timing.hpp"
+#include "bench/train_workloads.hpp"
 #include "examples/fashion_models.hpp"
 #if MG_BENCH_TORCH
 #include "bench/torch_models.hpp"
@@ -37,32 +38,12 @@ void set_threads(int n) {
   openblas_set_num_threads(n);
 }
 
-mg::Array random_inputs(const mg::Shape& shape, std::uint32_t seed) {
-  mg::Array a(mg::f32, shape);
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> normal;
-  for (float& v : a.span<float>()) v = normal(gen);
-  return a;
-}
-
-mg::Array random_labels(std::int64_t n, std::uint32_t seed) {
-  mg::Array a(mg::i64, {n});
-  std::mt19937 gen(seed);
-  for (std::int64_t& v : a.span<std::int64_t>()) v = static_cast<std::int64_t>(gen() % 10);
-  return a;
-}
-
 template <class Model>
-double our_step_ms(Model& model, mg::Shape x_shape, int threads, int warmup, int iters) {
+double our_step_ms(mg::Shape x_shape, int threads, int warmup, int iters) {
   set_threads(threads);
-  mg::Graph g;
-  mg::nn::bind(model, g, 0);
-  mg::Tensor x = g.input("x", mg::f32, x_shape);
-  mg::Tensor y = g.input("y", mg::i64, {x_shape[0]});
-  auto step = mg::nn::compile_train(g, mg::nn::cross_entropy(model(x), y), model, mg::nn::Adam{.lr = 1e-3});
-  const mg::Array xs = random_inputs(x_shape, 1), ys = random_labels(x_shape[0], 2);
+  mg::bench::TrainStepWorkload<Model> w(x_shape);
   double sink = 0;
-  const double ms = mg::bench::median_ms([&] { sink += step.run({{"x", xs}, {"y", ys}}); }, warmup, iters);
+  const double ms = mg::bench::median_ms([&] { sink += w.run(); }, warmup, iters);
   if (!std::isfinite(sink)) throw std::runtime_error("our benchmark diverged");
   return ms;
 }
@@ -73,14 +54,8 @@ struct Workload {
   double (*torch)(int threads, int warmup, int iters);
 };
 
-double our_mlp(int t, int w, int i) {
-  Mlp m;
-  return our_step_ms(m, {128, 784}, t, w, i);
-}
-double our_cnn(int t, int w, int i) {
-  Cnn m;
-  return our_step_ms(m, {64, 1, 28, 28}, t, w, i);
-}
+double our_mlp(int t, int w, int i) { return our_step_ms<Mlp>({128, 784}, t, w, i); }
+double our_cnn(int t, int w, int i) { return our_step_ms<Cnn>({64, 1, 28, 28}, t, w, i); }
 
 }  // namespace
 

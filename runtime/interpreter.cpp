@@ -67,6 +67,10 @@ struct Executable::Impl {
   const Impl& region(const ir::Graph& body) const;
   // The error path of Checks::numerics: node n's value is not all finite.
   [[noreturn]] void raise_nonfinite(const ir::Node& n, const std::vector<Array>& vals) const;
+  // Node n's operands as the glass box reads them (views materialised), and the node
+  // each was checked as.
+  void operands(const ir::Node& n, const std::vector<Array>& vals, std::vector<Array>& in,
+                std::vector<ir::NodeId>& source) const;
 };
 
 namespace {
@@ -81,10 +85,9 @@ void check_input(const ir::Node& n, const Array& given) {
 
 }  // namespace
 
-void Executable::Impl::raise_nonfinite(const ir::Node& n, const std::vector<Array>& vals) const {
+void Executable::Impl::operands(const ir::Node& n, const std::vector<Array>& vals, std::vector<Array>& in,
+                                std::vector<ir::NodeId>& source) const {
   const ir::Graph& g = *graph;
-  std::vector<Array> in;
-  std::vector<ir::NodeId> source;
   for (ir::NodeId x : n.inputs) {
     if (!views.viewed[x]) {
       in.push_back(vals[x]);
@@ -99,7 +102,13 @@ void Executable::Impl::raise_nonfinite(const ir::Node& n, const std::vector<Arra
     in.push_back(out);
     source.push_back(v.inputs[0]);
   }
-  glassbox::raise_nonfinite(g, roots, n.id, in, source, vals[n.id], "interpreter");
+}
+
+void Executable::Impl::raise_nonfinite(const ir::Node& n, const std::vector<Array>& vals) const {
+  std::vector<Array> in;
+  std::vector<ir::NodeId> source;
+  operands(n, vals, in, source);
+  glassbox::raise_nonfinite(*graph, roots, n.id, in, source, vals[n.id], "interpreter");
 }
 
 const Executable::Impl& Executable::Impl::region(const ir::Graph& body) const {
@@ -186,6 +195,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     ++prof->runs;
   }
   std::vector<const Array*> in_ptrs;
+  std::vector<std::int64_t> region_calls;
   ir::RegionRunner run_region = [](std::size_t, std::span<const Array>) -> std::vector<Array> { return {}; };
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     const ir::Node& n = g.node(plan.steps[s]);
@@ -202,8 +212,19 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     in_ptrs.clear();
     for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[views.viewed[in] ? g.node(in).inputs[0] : in]);
     if (!n.regions.empty()) {
-      run_region = [this, &n](std::size_t r, std::span<const Array> args) {
-        return region(*n.regions.at(r)).run(args, nullptr);
+      // Counts each region's runs in this run of n: a NumericsError from a body names the
+      // loop step (RegionStep).
+      region_calls.assign(n.regions.size(), 0);
+      run_region = [this, &n, &vals, &region_calls](std::size_t r, std::span<const Array> args) {
+        const std::int64_t iteration = region_calls.at(r)++;
+        try {
+          return region(*n.regions.at(r)).run(args, nullptr);
+        } catch (const NumericsError& e) {  // raised in the region: restate it here
+          std::vector<Array> in;
+          std::vector<ir::NodeId> source;
+          operands(n, vals, in, source);
+          glassbox::raise_in_region(*graph, roots, RegionStep{n.id, r, iteration}, e.report(), in, source);
+        }
       };
     }
     ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region, views.in_views[n.id]};
@@ -217,8 +238,8 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
         ++prof->calls[n.id];
         prof->last_run.push_back({n.id, std::chrono::duration<double, std::micro>(t0 - run_start).count(), us});
       }
-    } catch (const NumericsError& e) {  // raised in a region this node's kernel ran
-      throw NumericsError(glassbox::in_region(g, roots, n.id, e.report()));
+    } catch (const NumericsError&) {  // restated by run_region already
+      throw;
     } catch (const UserError& e) {
       if (e.where().known()) throw;
       throw UserError("op '" + n.op->name + "': " + e.message(), n.loc);

@@ -17,6 +17,9 @@ namespace {
 
 thread_local const std::string* g_prefix = nullptr;  // the emit_steps call's value prefix
 std::string ptr(ir::NodeId id) { return *g_prefix + std::to_string(id); }
+// Options::check_numerics: collects the float temporaries element() writes (an inlined
+// chain's values, checked inside its loop: a NaN the chain masks has no buffer to check).
+thread_local std::vector<ir::NodeId>* g_temps = nullptr;
 
 // The C expression of node `id`'s element i inside an elementwise loop; inlined nodes
 // are computed into temporaries (appended to `body`), in dependency order; views read
@@ -49,6 +52,7 @@ std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::s
   const std::string expr = expression(g, s, n, body);
   const std::string t = "t" + std::to_string(id);
   body += "    const " + ir::c_type(n.type.dtype) + " " + t + " = " + expr + ";\n";
+  if (g_temps && (n.type.dtype == DType::f32 || n.type.dtype == DType::f64)) g_temps->push_back(id);
   return t;
 }
 
@@ -61,9 +65,37 @@ std::string describe(const ir::Graph& g, ir::NodeId id) {
   return c_comment_text(s);  // file names are user input too: keep the comment closed
 }
 
-// Options::check_numerics: after node id's loop, return -(id + 1) when its value holds a
-// NaN or Inf (exponent bits all ones; branch-free, so the scan vectorises).
-void emit_check(const ir::Node& n, const StepOptions& o, ir::CWriter& w) {
+// Options::check_numerics: the statement reporting node n's step, `return -(id + 1);`,
+// inside a region -(site_base + s + 1) for the site s it records.
+std::string check_return(const ir::Node& n, const StepOptions& o) {
+  std::size_t code = n.id;
+  if (!o.path.empty()) {
+    MG_ASSERT(o.sites, "C99: a check inside a region needs the module's site list");
+    code = o.site_base + o.sites->size();
+    o.sites->push_back(NumericsSite{o.path, n.id});
+  }
+  return "return -" + std::to_string(code + 1) + ";";
+}
+
+// An inlined chain's float temporaries, checked in its loop: `mg_bad |= ...` per element
+// (a reduction, so the loop stays vectorised and parallel).
+void emit_temp_checks(const ir::Graph& g, const std::vector<ir::NodeId>& temps, const StepOptions& o, ir::CWriter& w) {
+  for (ir::NodeId t : temps) {
+    const bool f32 = g.node(t).type.dtype == DType::f32;
+    const std::string fn = f32 ? "mg_nonfinite_f32" : "mg_nonfinite_f64";
+    const std::string T = f32 ? "float" : "double", U = f32 ? "uint32_t" : "uint64_t";
+    const std::string mask = f32 ? "0x7f800000u" : "0x7ff0000000000000ull";
+    o.support(fn, "static inline int " + fn + "(" + T + " x) {  /* the glass box's check of a temporary */\n"
+                  "  union { " + T + " f; " + U + " u; } c;\n"
+                  "  c.f = x;\n"
+                  "  return (c.u & " + mask + ") == " + mask + ";\n}\n");
+    w.line("mg_bad |= " + fn + "(t" + std::to_string(t) + ");");
+  }
+}
+
+// Options::check_numerics: after node n's loop, `fail` when its value holds a NaN or Inf
+// (exponent bits all ones; branch-free, so the scan vectorises).
+void emit_check(const ir::Node& n, const StepOptions& o, const std::string& fail, ir::CWriter& w) {
   if (!o.check_numerics || n.type.numel() == 0) return;
   const bool f32 = n.type.dtype == DType::f32;
   if (!f32 && n.type.dtype != DType::f64) return;
@@ -78,8 +110,7 @@ void emit_check(const ir::Node& n, const StepOptions& o, ir::CWriter& w) {
                 "    any |= (" + U + ")((c.u & " + mask + ") == " + mask + ");\n"
                 "  }\n"
                 "  return any == 0;\n}\n");
-  w.line("if (!" + fn + "(" + ptr(n.id) + ", " + std::to_string(n.type.numel()) + ")) return -" +
-         std::to_string(n.id + 1) + ";");
+  w.line("if (!" + fn + "(" + ptr(n.id) + ", " + std::to_string(n.type.numel()) + ")) " + fail);
 }
 
 }  // namespace
@@ -161,15 +192,32 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
       const std::int64_t count = n.type.numel();
       if (count == 0) continue;
       std::string body;
+      std::vector<ir::NodeId> temps;
+      g_temps = o.check_numerics ? &temps : nullptr;
       const std::string expr = expression(g, s, n, body);
+      g_temps = nullptr;
       // Cost: the chain's length makes short loops worth threads too.
       std::int64_t chain = 1;
       for (char c : body) chain += c == '\n';
-      ir::c_for(w, "i", count, count * chain, true);
+      const std::string fail = o.check_numerics ? check_return(n, o) : "";
+      if (!temps.empty()) {  // as ir::c_for, with the check flag reduced
+        w.open("");
+        w.line("int mg_bad = 0;");
+        const bool par = count * chain >= ir::kCParallelWork && count > 1;
+        w.line(std::string("MG_OMP(omp ") + (par ? "parallel for simd schedule(static) " : "simd ") + "reduction(|:mg_bad))");
+        w.open("for (int64_t i = 0; i < " + std::to_string(count) + "; ++i)");
+      } else {
+        ir::c_for(w, "i", count, count * chain, true);
+      }
       w.raw(body);
+      emit_temp_checks(g, temps, o, w);
       w.line(ptr(id) + "[i] = " + expr + ";");
       w.close();
-      emit_check(n, o, w);
+      if (!temps.empty()) {
+        w.line("if (mg_bad) " + fail);
+        w.close();
+      }
+      emit_check(n, o, fail, w);
       continue;
     }
     std::vector<std::string> in;
@@ -195,16 +243,14 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
           StepOptions inner = o;
           inner.prefix = w.fresh("mg_r") + "_v";
           inner.fail = fail;
-          // -(id + 1) names a top-level node: a body's own ids would be misread, so the
-          // check runs on the loop node's results and the report names the loop.
-          inner.check_numerics = false;
+          inner.path.emplace_back(id, r);  // the body's checks return its nodes' site codes
           emit_region(*n.regions[r], "(" + (scratch.empty() ? std::string("arena") : scratch) + " + " + std::to_string(at) + ")",
                       args, results, inner, w);
         };
     if (n.op->runs_regions) a.region = &region;
     n.op->emit_c.loops(a);
     w.close();
-    emit_check(n, o, w);
+    if (o.check_numerics) emit_check(n, o, check_return(n, o), w);
   }
 }
 

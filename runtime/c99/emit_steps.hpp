@@ -5,6 +5,7 @@
 #include <string>
 
 #include "minigrad/ir/emit_c.hpp"
+#include "minigrad/runtime/c99/module.hpp"
 #include "minigrad/runtime/c99/schedule.hpp"
 
 namespace mg::rt::c99 {
@@ -15,6 +16,11 @@ struct StepOptions {
   std::string prefix = "v";  // value k is the pointer <prefix><k>
   std::string fail;          // a run-time error's statement; empty: `return k + 1;` for node k
   bool check_numerics = false;  // Options::check_numerics
+  // Checks inside regions: the region path of the graph being written (empty: the top
+  // level), where its check sites go, and the top-level graph's size (codes beyond it).
+  std::vector<std::pair<ir::NodeId, std::size_t>> path;
+  std::vector<NumericsSite>* sites = nullptr;
+  std::size_t site_base = 0;
 };
 
 // Writes every step of `s`; value k is reachable as the pointer `<prefix><k>` (declared

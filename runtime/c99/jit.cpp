@@ -109,7 +109,8 @@ std::vector<Array> NativeRunner::run(std::span<const Array* const> given, std::v
   // vectors, but Arrays are handles to heap storage that does not move.
   const int rc = native_->call(args_.data(), arena_aligned_);
   if (rc < 0)  // Options::check_numerics: node -rc - 1 made a NaN/Inf; its buffers are intact
-    glassbox::raise_c99_nonfinite(*graph_, module_, static_cast<ir::NodeId>(-rc - 1), arena_aligned_, args_);
+    glassbox::raise_c99_nonfinite(*graph_, module_, static_cast<std::size_t>(-static_cast<std::int64_t>(rc) - 1),
+                                  arena_aligned_, args_);
   if (rc != 0) {
     const ir::Node& n = graph_->node(static_cast<ir::NodeId>(rc - 1));
     const std::string& what = n.op->emit_c.fail_what;

@@ -215,6 +215,8 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
     if (support.emplace(name, code).second) support_order.push_back(name);
   };
   so.check_numerics = opt.check_numerics;
+  so.sites = &m.numerics_sites;
+  so.site_base = g.size();
   emit_steps(g, s, so, w);
 
   // Outputs and next states that live elsewhere are copied last.

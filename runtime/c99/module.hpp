@@ -31,7 +31,8 @@ struct Options {
   bool fold_constants = true;
   // After every loop over floats, check its value for NaN/Inf: the entry then returns
   // -(k + 1) for the first node %k whose value is not finite (the glass box, runtime/
-  // glassbox/numerics.hpp, reads the buffers, still intact, to name the root cause).
+  // glassbox/numerics.hpp, reads the buffers, still intact, to name the root cause). A
+  // node inside a loop body is checked too: k = (graph size) + s for Module::numerics_sites[s].
   bool check_numerics = false;
 };
 
@@ -51,6 +52,14 @@ struct Arg {
   bool read_only() const { return kind == ArgKind::input || kind == ArgKind::state_in || kind == ArgKind::constant; }
 };
 
+// A numerics check compiled into a region (a loop body): node `node` of the region reached
+// through `path` (node, region index) from the top-level graph, so a report names that
+// node, its lines and the loop, as the interpreter does.
+struct NumericsSite {
+  std::vector<std::pair<ir::NodeId, std::size_t>> path;
+  ir::NodeId node;
+};
+
 struct Module {
   std::string name;
   std::string header, source;
@@ -62,11 +71,13 @@ struct Module {
   std::size_t num_kernels = 0;     // loops (materialised nodes) per run
   std::size_t num_inlined = 0;     // elementwise nodes folded into a consumer's loop
   Schedule schedule;               // where every value lives (the glass box reads it)
+  std::vector<NumericsSite> numerics_sites;  // Options::check_numerics: checks in regions
 };
 
 // Emits `outputs` and the state updates of `g`. The entry function returns 0, or k + 1
 // when node k failed at run time (an index out of range), or -(k + 1) when node k made
-// a non-finite value (Options::check_numerics). Throws UserError naming the op
+// a non-finite value (Options::check_numerics; k >= g.size(): the body node of
+// numerics_sites[k - g.size()]). Throws UserError naming the op
 // when some node's op has no C emission.
 Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
                    const std::vector<StateUpdate>& state, const Options& options);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <tuple>
 
@@ -79,7 +81,8 @@ bool NumericsReport::same_root_cause(const NumericsReport& o) const {
     return p;
   };
   auto bad = [](const ValueStats& v) { return std::tuple(v.type, v.nan, v.pos_inf, v.neg_inf); };
-  if (std::tie(node, op, input_name, node_text, ir_line, ir_line_text, role, differentiating, inside, first_use, hint) !=
+  if (region_path != o.region_path ||
+      std::tie(node, op, input_name, node_text, ir_line, ir_line_text, role, differentiating, inside, first_use, hint) !=
           std::tie(o.node, o.op, o.input_name, o.node_text, o.ir_line, o.ir_line_text, o.role, o.differentiating, o.inside,
                    o.first_use, o.hint) ||
       !(loc == o.loc) || bad(result) != bad(o.result) || positions(result) != positions(o.result) ||
@@ -163,10 +166,10 @@ std::vector<std::int64_t> nonfinite_positions(const Array& a) {
 }
 
 // Value names as the text IR prints them for `roots` (inputs by name, the rest numbered
-// in order), so the report reads like the line it cites.
+// in order), so the report reads like the line it cites. No roots: a region, printed whole.
 using Names = std::vector<std::string>;
 Names printed_names(const ir::Graph& g, std::span<const ir::NodeId> roots) {
-  const std::vector<bool> live = g.reachable_from(roots);
+  const std::vector<bool> live = roots.empty() ? std::vector<bool>(g.size(), true) : g.reachable_from(roots);
   Names names(g.size());
   std::size_t counter = g.inputs().size();
   for (ir::NodeId id = 0; id < g.size(); ++id) {
@@ -184,13 +187,49 @@ std::string describe(const ir::Graph& g, const Names& names, ir::NodeId id) {
   return s + ") : " + to_string(n.type);
 }
 
-// An adjoint node carries its forward node's line: name the forward op written there.
-std::string forward_at(const ir::Graph& g, const Names& names, const SourceLoc& loc) {
-  for (ir::NodeId id = 0; id < g.size(); ++id) {
-    const ir::Node& f = g.node(id);
-    if (f.kind == ir::NodeKind::op && f.role == ir::Role::forward && f.loc == loc) return describe(g, names, id);
+// An adjoint node carries its forward node's line: name the forward op written there
+// (in the graph, else in a region: a loop body's adjoint differentiates the forward body).
+std::string forward_at(const ir::Graph& g, std::span<const ir::NodeId> roots, const SourceLoc& loc) {
+  std::function<std::string(const ir::Graph&, const Names&)> search = [&](const ir::Graph& G, const Names& names) {
+    for (ir::NodeId id = 0; id < G.size(); ++id) {
+      const ir::Node& f = G.node(id);
+      if (f.kind == ir::NodeKind::op && f.role == ir::Role::forward && f.loc == loc) return describe(G, names, id);
+    }
+    for (ir::NodeId id = 0; id < G.size(); ++id)
+      for (const auto& region : G.node(id).regions) {
+        std::string found = search(*region, printed_names(*region, {}));
+        if (!found.empty()) return found;
+      }
+    return std::string();
+  };
+  std::string found = search(g, printed_names(g, roots));
+  return found.empty() ? "the forward code on that line" : found;
+}
+
+// Lines a region takes in the text IR (printed whole, under its node): the header, each
+// value with its own regions, `return`, `}`.
+int region_lines(const ir::Graph& r) {
+  int n = 3;
+  for (ir::NodeId id = 0; id < r.size(); ++id) {
+    const ir::Node& x = r.node(id);
+    if (x.kind == ir::NodeKind::input) continue;
+    n += 1;
+    for (const auto& sub : x.regions) n += region_lines(*sub);
   }
-  return "the forward code on that line";
+  return n;
+}
+
+// The line of node `id` of a region whose header is on line `header`.
+int region_node_line(int header, const ir::Graph& r, ir::NodeId id) {
+  if (r.node(id).kind == ir::NodeKind::input) return header;
+  int line = header + 1;
+  for (ir::NodeId x = 0; x < id; ++x) {
+    const ir::Node& n = r.node(x);
+    if (n.kind == ir::NodeKind::input) continue;
+    line += 1;
+    for (const auto& sub : n.regions) line += region_lines(*sub);
+  }
+  return line;
 }
 
 // The region of a node whose single region computes the node from its operands (a fused
@@ -247,29 +286,53 @@ std::pair<int, std::string> ir_line(const ir::Graph& g, std::span<const ir::Node
   return {0, ""};
 }
 
-NumericsReport in_region(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, NumericsReport r) {
-  const Names names = printed_names(g, roots);
-  r.inside = describe(g, names, id) + (r.inside.empty() ? "" : ", in the region of " + r.inside);
-  // A single region prints right below its node (a header line, then its values), so a
-  // line of the region's own text is offset by the node's line.
-  const int outer = ir_line(g, roots, id).first;
-  r.ir_line = outer && r.ir_line && g.node(id).regions.size() == 1 ? outer + r.ir_line : 0;
+NumericsReport locate(const ir::Graph& g, std::span<const ir::NodeId> roots, NumericsReport r) {
+  const ir::Graph* G = &g;
+  Names names = printed_names(g, roots);
+  int header = 0;  // the current region's header line (0: the top-level graph)
+  std::vector<std::string> levels;
+  for (const RegionStep& st : r.region_path) {
+    const ir::Node& L = G->node(st.node);
+    std::string d = describe(*G, names, st.node);
+    if (st.iteration >= 0)
+      d += " (region " + std::to_string(st.region) + ", iteration " + std::to_string(st.iteration) + ")";
+    levels.push_back(std::move(d));
+    const int at = header ? region_node_line(header, *G, st.node) : ir_line(g, roots, st.node).first;
+    header = at ? at + 1 : 0;  // regions print right below their node, in order
+    for (std::size_t q = 0; header && q < st.region; ++q) header += region_lines(*L.regions[q]);
+    G = L.regions.at(st.region).get();
+    names = printed_names(*G, {});
+    if (!header) break;  // not printed (cannot happen for a node the run computed)
+  }
+  const ir::Node& n = G->node(r.node);
+  r.ir_line = r.region_path.empty() ? ir_line(g, roots, r.node).first : header ? region_node_line(header, *G, r.node) : 0;
   r.ir_line_text.clear();
   std::istringstream text(ir::to_text(g, roots));
   for (int no = 1; no <= r.ir_line && std::getline(text, r.ir_line_text); ++no) {
   }
-  if (r.role == ir::Role::adjoint || r.role == ir::Role::second_order) r.differentiating = forward_at(g, names, r.loc);
+  r.node_text = describe(*G, names, r.node);
+  r.inside.clear();
+  for (std::size_t k = levels.size(); k-- > 0;) r.inside += (r.inside.empty() ? "" : ", in the region of ") + levels[k];
+  if (r.input_name.empty()) {
+    r.differentiating = r.role == ir::Role::adjoint || r.role == ir::Role::second_order ? forward_at(g, roots, r.loc) : "";
+    for (std::size_t k = 0; k < r.operands.size() && k < n.inputs.size(); ++k) r.operands[k].name = names[n.inputs[k]];
+  } else {
+    r.input_name = n.kind == ir::NodeKind::input ? n.name : names[r.node];
+  }
+  r.result.name = names[r.node];
   return r;
 }
 
-void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, std::span<const Array> in,
-                     std::span<const ir::NodeId> source, const Array& out, const char* executor) {
+namespace {
+
+// A non-finite operand was not made by an op (every op's value is checked when made): it
+// is a graph input or a constant. Raises the report of that value, read by node `id`.
+void raise_bad_operand(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id,
+                       std::span<const Array> in, std::span<const ir::NodeId> source, const char* executor) {
   const ir::Node& n = g.node(id);
   const Names names = printed_names(g, roots);
   NumericsReport r;
   r.executor = executor;
-  // A non-finite operand was not made by an op (every op's value is checked when made):
-  // it is a graph input or a constant. Report that value, read by this node.
   for (std::size_t k = 0; k < in.size(); ++k) {
     const ir::Node& s = g.node(source[k]);
     if (s.kind == ir::NodeKind::op || all_finite(in[k])) continue;
@@ -283,18 +346,68 @@ void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::
     r.result = stats(names[s.id], in[k], {});
     throw NumericsError(std::move(r));
   }
-  std::tie(r.ir_line, r.ir_line_text) = ir_line(g, roots, id);
+}
+
+}  // namespace
+
+void raise_in_region(const ir::Graph& g, std::span<const ir::NodeId> roots, RegionStep step, NumericsReport r,
+                     std::span<const Array> in, std::span<const ir::NodeId> source) {
+  // A region's parameter holds NaN/Inf: it came in through the node's operands, from a
+  // graph input or constant (an op's value would have been caught when made).
+  if (!r.input_name.empty() && r.region_path.empty()) raise_bad_operand(g, roots, step.node, in, source, r.executor.c_str());
+  r.region_path.insert(r.region_path.begin(), step);
+  throw NumericsError(locate(g, roots, std::move(r)));
+}
+
+void rerun_regions_checked(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id,
+                           std::span<const Array> in, std::span<const ir::NodeId> source, const char* executor) {
+  const ir::Node& n = g.node(id);
+  if (n.regions.empty() || !n.op || !n.op->runs_regions) return;
+  std::vector<std::unique_ptr<rt::Executable>> exes(n.regions.size());
+  std::vector<std::int64_t> calls(n.regions.size(), 0);
+  const ir::RegionRunner runner = [&](std::size_t r, std::span<const Array> args) -> std::vector<Array> {
+    const ir::Graph& body = *n.regions.at(r);
+    if (!exes[r])
+      exes[r] = std::make_unique<rt::Executable>(
+          rt::compile(body, body.outputs, {}, Backend::interpreter, Checks{.numerics = true}));
+    const std::int64_t iteration = calls[r]++;
+    std::vector<const Array*> ptrs;
+    for (const Array& a : args) ptrs.push_back(&a);
+    try {
+      return exes[r]->run_by_position(ptrs);
+    } catch (const NumericsError& e) {
+      NumericsReport inner = e.report();
+      inner.executor = executor;
+      raise_in_region(g, roots, RegionStep{id, r, iteration}, std::move(inner), in, source);
+    }
+  };
+  std::vector<const Array*> ptrs;
+  for (const Array& a : in) ptrs.push_back(&a);
+  Array out(n.type);
+  n.op->kernel(ir::KernelArgs{ptrs, n, out, &runner});
+}
+
+void raise_nonfinite(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, std::span<const Array> in,
+                     std::span<const ir::NodeId> source, const Array& out, const char* executor) {
+  const ir::Node& n = g.node(id);
+  const Names names = printed_names(g, roots);
+  raise_bad_operand(g, roots, id, in, source, executor);
+  NumericsReport r;
+  r.executor = executor;
   NumericsReport inner;
-  if (rerun_region(n, in, inner)) {  // the op inside the region that made it
+  if (rerun_region(n, in, inner)) {  // the op inside the fused region that made it
     inner.executor = executor;
-    throw NumericsError(in_region(g, roots, id, std::move(inner)));
+    raise_in_region(g, roots, RegionStep{id, 0, -1}, std::move(inner), in, source);
   }
+  // A loop's value: the root is inside its body (a step's check would have named it).
+  rerun_regions_checked(g, roots, id, in, source, executor);
+  std::tie(r.ir_line, r.ir_line_text) = ir_line(g, roots, id);
   r.node = id;
   r.op = n.op_name();
   r.node_text = describe(g, names, id);
   r.loc = n.loc;
   r.role = n.role;
-  if (n.role == ir::Role::adjoint || n.role == ir::Role::second_order) r.differentiating = forward_at(g, names, n.loc);
+  if (n.role == ir::Role::adjoint || n.role == ir::Role::second_order) r.differentiating = forward_at(g, roots, n.loc);
   const std::vector<std::int64_t> bad = nonfinite_positions(out);
   r.result = stats(names[id], out, bad);
   for (std::size_t k = 0; k < in.size(); ++k)

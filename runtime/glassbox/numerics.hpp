@@ -3,7 +3,9 @@
 // mg::NumericsError naming the ROOT CAUSE: the first node that made NaN/Inf out of finite
 // operands (not a downstream node that merely passed it on), or the graph input (user
 // data) the non-finite value came from. Inside a fused node the region is re-run op by op
-// on the same operands to name the op inside it. Off: the executors never call this file.
+// on the same operands to name the op inside it; inside a loop body (scan, while_loop, any
+// op whose kernel runs regions) the node inside the body is named, with the loop step.
+// Off: the executors never call this file.
 // Must not depend on the DSL; both executors (interpreter, C99) build the same report.
 #pragma once
 #include <cstdint>
@@ -30,8 +32,20 @@ struct ValueStats {
   std::string text() const;  // one line
 };
 
+// One level of a report's region path: node `node` (of the graph one level up) was running
+// its region `region` for the (iteration + 1)-th time in this run of the node; iteration
+// -1: a fused node's region (re-run once on the node's operands) or unknown.
+struct RegionStep {
+  ir::NodeId node = ir::kNoNode;
+  std::size_t region = 0;
+  std::int64_t iteration = -1;
+  bool operator==(const RegionStep&) const = default;
+};
+
 struct NumericsReport {
-  ir::NodeId node = ir::kNoNode;  // the root cause (inside `inside_node`'s region when set)
+  ir::NodeId node = ir::kNoNode;  // the root cause, in the graph region_path leads to
+  // From the executed graph down to the region holding `node`; empty: a top-level node.
+  std::vector<RegionStep> region_path;
   std::string op;                 // its op, or "input" / "constant"
   std::string input_name;         // when the value came from a graph input (user data)
   std::string node_text;          // "%7 = log(%6) : f32[4]"
@@ -40,7 +54,7 @@ struct NumericsReport {
   SourceLoc loc;                  // the user's line
   ir::Role role = ir::Role::forward;
   std::string differentiating;    // adjoint nodes: the forward node they differentiate
-  std::string inside;             // a fused node's description when the root is in its region
+  std::string inside;             // the enclosing nodes (innermost first) when region_path is set
   std::string first_use;          // input reports: the node that first read the bad value
   ValueStats result;
   std::vector<ValueStats> operands;
@@ -82,10 +96,26 @@ bool numerics_from_env();
                                   std::span<const Array> in, std::span<const ir::NodeId> source, const Array& out,
                                   const char* executor);
 
-// `r`, raised inside a region of node `id` (a fused node re-run, a loop body run by its
-// kernel), restated for the enclosing graph: `inside` names the node, the text-IR line
-// is the line in the enclosing graph's text, an adjoint names its forward node there.
-NumericsReport in_region(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id, NumericsReport r);
+// `r`, raised inside region `step.region` of node `step.node` of `g` (a fused node re-run,
+// a loop body run by its kernel), restated for `g`: `step` joins the region path; the
+// node's text, text-IR line (in to_text(g, roots), regions printed under their node),
+// `inside` and, for an adjoint, the forward node it differentiates (wherever it is) are
+// computed afresh. `in`/`source`: the node's operands as raise_nonfinite takes them; a
+// report of a non-finite region parameter becomes the report of the graph input or
+// constant among them that carried it in. Throws NumericsError.
+[[noreturn]] void raise_in_region(const ir::Graph& g, std::span<const ir::NodeId> roots, RegionStep step,
+                                  NumericsReport r, std::span<const Array> in, std::span<const ir::NodeId> source);
+
+// The error path of an executor that found a non-finite value inside a region of node `id`
+// without its values (the C99 backend: a check compiled into a loop body): runs the node's
+// kernel again on its operands with every region run by the interpreter with checks on,
+// and raises that report (as raise_in_region). Returns when the re-run stays finite.
+void rerun_regions_checked(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id,
+                           std::span<const Array> in, std::span<const ir::NodeId> source, const char* executor);
+
+// A report naming node `r.node` at `r.region_path` (the rest of `r` kept), its text,
+// text-IR line, `inside` and `differentiating` filled in for to_text(g, roots).
+NumericsReport locate(const ir::Graph& g, std::span<const ir::NodeId> roots, NumericsReport r);
 
 // The 1-based line of node `id` in to_text(g, roots) and the line itself; 0 when absent.
 std::pair<int, std::string> ir_line(const ir::Graph& g, std::span<const ir::NodeId> roots, ir::NodeId id);

@@ -41,12 +41,14 @@ Array read_home(const ir::Graph& g, const c99::Module& m, ir::NodeId id, const s
 
 }  // namespace
 
-void raise_c99_nonfinite(const ir::Graph& g, const c99::Module& m, ir::NodeId node, const std::byte* arena,
+void raise_c99_nonfinite(const ir::Graph& g, const c99::Module& m, std::size_t code, const std::byte* arena,
                          std::span<void* const> args) {
   const c99::Schedule& s = m.schedule;
   std::vector<ir::NodeId> roots;
   for (const c99::Arg& a : m.args)
     if (a.kind == c99::ArgKind::output || a.kind == c99::ArgKind::state_out) roots.push_back(a.node);
+  const c99::NumericsSite* site = code >= g.size() ? &m.numerics_sites.at(code - g.size()) : nullptr;
+  const ir::NodeId node = site ? site->path.at(0).first : static_cast<ir::NodeId>(code);
 
   // The loop's own DAG: node, the inlined and view nodes it computes in place, and the
   // buffers they read.
@@ -91,7 +93,23 @@ void raise_c99_nonfinite(const ir::Graph& g, const c99::Module& m, ir::NodeId no
     val.emplace(id, std::move(out));
   }
   operands(g.node(node), in, src);
-  raise_nonfinite(g, roots, node, in, src, read_home(g, m, node, arena, args), "c99");
+  if (!site) raise_nonfinite(g, roots, node, in, src, read_home(g, m, node, arena, args), "c99");
+  // A check in a loop body: the loop stopped mid-way, its operands are intact.
+  rerun_regions_checked(g, roots, node, in, src, "c99");
+  // The interpreter's kernels stayed finite where C's did not (rounding): name the site.
+  NumericsReport r;
+  r.executor = "c99";
+  r.node = site->node;
+  for (auto [n, region] : site->path) r.region_path.push_back(RegionStep{n, region, -1});
+  const ir::Graph* body = &g;
+  for (auto [n, region] : site->path) body = body->node(n).regions.at(region).get();
+  const ir::Node& bad = body->node(site->node);
+  r.op = bad.op_name();
+  r.loc = bad.loc;
+  r.role = bad.role;
+  r.hint = bad.op ? bad.op->numerics_hint : "";
+  r.result.type = bad.type;
+  throw NumericsError(locate(g, roots, std::move(r)));
 }
 
 }  // namespace mg::rt::glassbox
