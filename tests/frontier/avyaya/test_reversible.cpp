@@ -146,6 +146,23 @@ TEST(Avyaya, SecondOrderEqualsOrdinaryBackprop) {
   }
 }
 
+// One ReversibleBlock called on its own is the coupling y1 = x1 + f(x2), y2 = x2 + g(y1),
+// written out here by hand with the same modules.
+TEST(Avyaya, ABlockIsTheAdditiveCoupling) {
+  Graph g;
+  auto net = revnet(1, 2, 3, f64);
+  nn::bind(net, g, 12);
+  const testing::Block& b = net.blocks[0];
+  Tensor x = g.input("x", f64, {3, 4});
+  Tensor x1 = slice(x, -1, 0, 2), x2 = slice(x, -1, 2, 4);
+  Tensor y1 = x1 + b.f(x2);
+  Tensor want = concat({y1, x2 + b.g(y1)}, -1);
+  auto r = compile(g, {b(x), net(x), want}).run(with(parameter_feeds(net), "x", draw(x.type(), 13)));
+  EXPECT_GT(max_abs(r[2]), 0.1);
+  EXPECT_EQ(max_abs_diff(r[0], r[2]), 0.0);
+  EXPECT_EQ(max_abs_diff(r[1], r[2]), 0.0);
+}
+
 TEST(Avyaya, AnOddWidthNamesTheUsersLine) {
   Graph g;
   auto net = revnet(2, 2, 3, f64);
