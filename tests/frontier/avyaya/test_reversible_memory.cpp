@@ -49,5 +49,22 @@ TEST(AvyayaMemory, InATrainingStepOnlyTheParameterGradientsGrowWithDepth) {
   EXPECT_GE(o16.step - o4.step, 12 * (kParamBytesPerBlock + 2 * kBatch * kHalf * 4)) << o4.step << " -> " << o16.step;
 }
 
+// The C99 backend plans its own arena from the same graph: flat in depth as well.
+TEST(AvyayaMemory, TheC99ArenaPeakIsFlatInDepthToo) {
+  auto peak = [](int depth) {
+    Graph g;
+    auto net = testing::revnet(depth, kHalf, kHidden, f32);
+    nn::bind(net, g);
+    Tensor x = g.input("x", f32, {kBatch, 2 * kHalf});
+    Tensor y = net(x);
+    std::vector<Tensor> wrt;
+    for (nn::Parameter* p : nn::parameters(net)) wrt.push_back(p->tensor);
+    return compile(g, grad((y * y).mean(), wrt), Backend::c99).peak_bytes();
+  };
+  const std::size_t p2 = peak(2), p8 = peak(8);
+  EXPECT_GT(p2, 0u);
+  EXPECT_EQ(p2, p8);
+}
+
 }  // namespace
 }  // namespace mg
