@@ -57,12 +57,16 @@ Solution odeint_adjoint(const VectorField& f, const Tensor& y0, const Tensor& ts
     Tensors init{at(dy, N - 1)};
     for (const Tensor& q : p) init.push_back(zeros_like(q));
     init.push_back(scalar_like(y0, 0));
+    // p rides as unchanged carries too: values of the loop body, so f's VJP with respect
+    // to them can be taken there (also before the inner loop, for its initial step).
+    init.insert(init.end(), p.begin(), p.end());
     const Tensors over{slice(ts, 0, 0, N - 1), slice(ts, 0, 1, N), slice(ys, 0, 1, N), slice(dy, 0, 0, N - 1)};
     auto [end, unused] = scan(
         [&](const Tensors& c, const Tensors& iv) {
           Tensors state{iv[2], c[0]};
           state.insert(state.end(), c.begin() + 1, c.begin() + 1 + static_cast<std::ptrdiff_t>(P));
-          state.insert(state.end(), p.begin(), p.end());
+          const Tensors pl(c.begin() + 2 + static_cast<std::ptrdiff_t>(P), c.end());
+          state.insert(state.end(), pl.begin(), pl.end());
           Tensors out;
           Tensor nfe;
           if (tab.adaptive()) {
@@ -75,11 +79,13 @@ Solution odeint_adjoint(const VectorField& f, const Tensor& y0, const Tensor& ts
           }
           Tensors next{out[1] + iv[3]};
           next.insert(next.end(), out.begin() + 2, out.begin() + 2 + static_cast<std::ptrdiff_t>(P));
-          next.push_back(c.back() + nfe);
+          next.push_back(c[1 + P] + nfe);
+          next.insert(next.end(), pl.begin(), pl.end());
           return std::pair{next, Tensors{}};
         },
         init, over, ScanOptions{.reverse = true}, loc);
-    return end;  // dy0, dparams..., and the backward NFE for the probe
+    end.resize(P + 2);  // dy0, dparams..., and the backward NFE for the probe
+    return end;
   };
   sol.ys = custom_vjp(forward, backward)(xs, loc);
   return sol;
