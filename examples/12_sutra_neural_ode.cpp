@@ -60,7 +60,7 @@ std::string polyline(const Array& ys, const char* color, double scale) {
 }
 
 int main(int argc, char** argv) try {
-  int iters = 1000, eval_every = 100;
+  int iters = 2000, eval_every = 200;
   std::uint64_t seed = 0;
   std::string out = ".";
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -183,7 +183,10 @@ int main(int argc, char** argv) try {
     std::printf("%s: %s\n", c ? "ok  " : "FAIL", what);
     ok = ok && c;
   };
-  claim(final_loss < initial / 3, "the trajectory loss falls below a third of the untrained model's");
+  // The full run (2000 iterations, as torchdiffeq's demo) cuts it to a fifth, a short one to a third.
+  const double cut = iters >= 2000 ? 5 : 3;
+  claim(final_loss < initial / cut, iters >= 2000 ? "the trajectory loss falls below a fifth of the untrained model's"
+                                                  : "the trajectory loss falls below a third of the untrained model's");
   claim(adj[1] == adj[0] && direct[1] > 5 * direct[0],
         "the adjoint's planned memory does not depend on the step budget; direct backprop's grows with it");
   claim(adj[0] * 10 < direct[0], "the adjoint plans a tenth of direct backprop's memory or less");

@@ -74,7 +74,7 @@ Solution odeint_adjoint(const VectorField& f, const Tensor& y0, const Tensor& ts
             out = a.y;
             nfe = a.nfe;
           } else {
-            out = solve_fixed_interval(aug, tab, -iv[1], -iv[0], state, opt.steps_per_interval, loc);
+            out = solve_fixed_interval(aug, tab, -iv[1], -iv[0], state, opt.steps_per_interval, 0, loc);
             nfe = scalar_like(iv[0], static_cast<double>(opt.steps_per_interval * tab.stages()));
           }
           Tensors next{out[1] + iv[3]};

@@ -30,7 +30,9 @@ struct Options {
   Grad grad = Grad::backprop;
   std::int64_t max_steps = 1000;       // adaptive: step attempts (accepted or not) per solve
   std::int64_t steps_per_interval = 1; // fixed-step: equal steps between consecutive ts
-  std::int64_t checkpoint_every = 0;   // backprop: scan rematerialisation (divides the trip count)
+  // Backprop: scan rematerialisation, every k-th step's values kept (k divides the fixed-step
+  // steps_per_interval, or the adaptive max_steps); 0: all kept.
+  std::int64_t checkpoint_every = 0;
   double safety = 0.9, ifactor = 10, dfactor = 0.2;  // the step-size controller
 };
 

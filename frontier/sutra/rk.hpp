@@ -48,13 +48,14 @@ struct Adaptive {
 Adaptive solve_adaptive(const Field& f, const Tableau& tab, const Tensor& t0, const Tensor& t1, const Tensors& y0,
                         const Tensor* ts, bool clip, bool bounded, const Options& opt, Loc loc);
 
-// Fixed-step solve at ts ([N]) with opt.steps_per_interval steps per interval: one scan.
-// Returns [N, ...y0.shape].
+// Fixed-step solve at ts ([N]) with opt.steps_per_interval steps per interval (a scan
+// over the intervals around a scan over the steps). Returns [N, ...y0.shape].
 Tensor solve_fixed(const Field& f, const Tableau& tab, const Tensor& ts, const Tensor& y0, const Options& opt, Loc loc);
 
-// Fixed-step solve of a state over [t0, t1] with n equal steps (a scan); the final state.
+// Fixed-step solve of a state over [t0, t1] with n equal steps (a scan, checkpointed every
+// checkpoint_every steps when > 0); the final state.
 Tensors solve_fixed_interval(const Field& f, const Tableau& tab, const Tensor& t0, const Tensor& t1, const Tensors& y0,
-                             std::int64_t n, Loc loc);
+                             std::int64_t n, std::int64_t checkpoint_every, Loc loc);
 
 // The adjoint method: ys from the forward solve wrapped in a custom_vjp.
 Solution odeint_adjoint(const VectorField& f, const Tensor& y0, const Tensor& ts, const Tensors& params,
