@@ -60,10 +60,11 @@ Adaptive solve_adaptive(const Field& f, const Tableau& tab, const Tensor& t0, co
         init, Tensors{}, ScanOptions{.length = opt.max_steps, .checkpoint_every = opt.checkpoint_every}, loc);
     end = carry;
     // Not at t1 after max_steps steps: the same run-time error as the while_loop's, naming
-    // the user's line (a loop allowed no step whose condition is the unfinished solve);
-    // the result is selected by its outcome so the check is part of what is computed.
+    // the user's line and max_steps (a loop that idles while the solve is unfinished, so
+    // it runs out of its max_steps exactly then); the result is selected by its outcome so
+    // the check is part of what is computed.
     const Tensor t_checked = while_loop([&](const Tensor& t) { return t < t1; }, [](const Tensor& t) { return t; },
-                                        end[0], 0, loc);
+                                        end[0], opt.max_steps, loc);
     const Tensor finished = t_checked >= t1;
     for (std::size_t i = 3; i < end.size(); ++i) end[i] = where(finished, end[i], zeros_like(end[i]));
   }
