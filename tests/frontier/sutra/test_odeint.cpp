@@ -193,6 +193,34 @@ TEST(Odeint, ExceedingMaxStepsIsARunTimeErrorNamingTheUsersLine) {
   }
 }
 
+// f32 works at an f32-sized tolerance (an f32 error estimate is noise below ~1e-6).
+TEST(Odeint, F32SolvesMatchTheExponential) {
+  Graph g;
+  Tensor y = g.input("y0", f32, {2}), ts = g.input("ts", f32, {3});
+  auto sol = odeint([](const Tensor&, const Tensor& y) { return -y; }, y, ts,
+                    {.method = Method::tsit5, .rtol = 1e-5, .atol = 1e-6, .grad = Grad::adjoint});
+  auto [dy] = grad(sol.ys.sum(), {y});
+  auto r = compile(g, {sol.ys, dy})
+               .run({{"y0", Array::from_vector({2}, std::vector<float>{1, 2})},
+                     {"ts", Array::from_vector({3}, std::vector<float>{0, 1, 2})}});
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(r[0].at(2 * i + 1), 2 * std::exp(-i), 1e-4) << i;
+  EXPECT_NEAR(r[1].at(0), 1 + std::exp(-1) + std::exp(-2), 1e-4);  // d sum(ys) / dy0
+}
+
+// Forward only: grad through the adaptive while_loop is the loop's GradError at the odeint line.
+TEST(Odeint, GradThroughAForwardOnlySolveNamesTheUsersLine) {
+  Graph g;
+  Tensor y = g.input("y0", f64, {2}), ts = g.input("ts", f64, {3});
+  const int line = __LINE__ + 1;
+  auto sol = odeint([](const Tensor&, const Tensor& y) { return -y; }, y, ts, {.grad = Grad::none});
+  try {
+    grad(sol.ys.sum(), {y});
+    FAIL() << "expected a GradError";
+  } catch (const GradError& e) {
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
+  }
+}
+
 TEST(Odeint, AVectorFieldOfTheWrongTypeNamesTheUsersLineAndTheTypes) {
   Graph g;
   Tensor y = g.input("y0", f64, {2}), ts = g.input("ts", f64, {4});
