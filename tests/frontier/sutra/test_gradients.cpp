@@ -199,3 +199,39 @@ TEST(Gradients, NeuralOdeModuleParametersAdjointEqualsBackprop) {
 
 }  // namespace
 }  // namespace mg::frontier::sutra
+
+namespace mg::frontier::sutra {
+namespace {
+
+// The memory claim, planned (deterministic, no timing): the adjoint's gradient plans the
+// same peak bytes for 10 and 1000 rk4 steps; direct backprop's grows with the steps, and
+// checkpointing keeps it near the adjoint's order.
+TEST(Memory, TheAdjointsPlannedPeakIsFlatInTheStepCount) {
+  auto peak = [](Grad gm, std::int64_t steps, std::int64_t k) {
+    Spiral s({.method = Method::rk4, .grad = gm, .steps_per_interval = steps, .checkpoint_every = k});
+    auto [dA] = grad(s.loss, {s.A});
+    return compile(s.g, {dA}).peak_bytes();
+  };
+  EXPECT_EQ(peak(Grad::adjoint, 10, 0), peak(Grad::adjoint, 1000, 0));
+  EXPECT_GT(peak(Grad::backprop, 1000, 0), 50 * peak(Grad::backprop, 10, 0));
+  EXPECT_LT(peak(Grad::backprop, 1000, 25), peak(Grad::backprop, 1000, 0) / 10);
+}
+
+// Checkpointing the bounded adaptive scan recomputes instead of storing: the same gradient.
+TEST(Memory, CheckpointingTheAdaptiveScanKeepsTheGradient) {
+  std::vector<std::vector<double>> g;
+  std::vector<std::size_t> peaks;
+  for (std::int64_t k : {0, 20}) {
+    Spiral s({.method = Method::dopri5, .rtol = 1e-7, .atol = 1e-7, .max_steps = 400, .checkpoint_every = k});
+    auto [dy0, dA] = grad(s.loss, {s.y0, s.A});
+    auto exe = compile(s.g, {dy0, dA});
+    peaks.push_back(exe.peak_bytes());
+    auto r = exe.run(s.feeds());
+    g.push_back({r[0].at(0), r[0].at(1), r[1].at(0), r[1].at(1), r[1].at(2), r[1].at(3)});
+  }
+  for (std::size_t i = 0; i < g[0].size(); ++i) EXPECT_NEAR(g[0][i], g[1][i], 1e-12 * (1 + std::abs(g[0][i]))) << i;
+  EXPECT_LT(peaks[1], peaks[0] / 5);
+}
+
+}  // namespace
+}  // namespace mg::frontier::sutra
