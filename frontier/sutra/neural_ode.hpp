@@ -19,6 +19,7 @@ class NeuralODE {
   // ys at ts ([N, ...y0.shape]); last() holds the solution (NFE) of the latest call.
   Tensor operator()(const Tensor& y0, const Tensor& ts, Loc loc = Loc::current()) const {
     std::vector<nn::Parameter*> ps;
+    // Walking the parameters needs M&; the call only swaps their handles and restores them.
     nn::for_each_parameter(const_cast<M&>(func), [&](const std::string&, nn::Parameter& p) { ps.push_back(&p); });
     Tensors params;
     for (nn::Parameter* p : ps) params.push_back(p->tensor);
