@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -212,6 +213,43 @@ TEST(Grounding, ErrorsNameTheFormulaPositionAndTheCall) {
   expect_ground_error("forall q: P(q)", 1, "no domain for variable 'q'");
   expect_ground_error("forall x, x: P(x)", 1, "bound twice");
   expect_ground_error("forall x: P(x) & Bad(x)", 18, "predicate 'Bad' returned f64[5,2], expected [5] truths");
+}
+
+}  // namespace
+
+namespace {
+
+// The README's TARKA snippet, run (the readme test only compiles it).
+TEST(Readme, SnippetRunsAndGivesTruths) {
+  using namespace mg::frontier;
+  mg::Graph g;
+  mg::Tensor emb = g.input("emb", mg::f32, {10, 4});
+  mg::Tensor w = g.input("w", mg::f32, {8, 1});
+  auto R = [w](const std::vector<mg::Tensor>& a) {
+    return mg::Tensor(mg::sigmoid(mg::matmul(mg::concat({a[0], a[1]}, 1), w))).reshape({-1});
+  };
+  tarka::Truth p(mg::sigmoid(emb.sum(1)));
+  tarka::Truth q(mg::sigmoid(emb.mean(1)));
+  tarka::Truth some = tarka::exists(p & ~q);
+  tarka::Truth all = tarka::forall(p >> q);
+  tarka::Bindings kb;
+  kb.predicates["R"] = R;
+  for (const char* v : {"x", "y", "z"}) kb.domains[v] = emb;
+  tarka::Truth trans = tarka::ground("forall x, y, z: R(x, y) & R(y, z) -> R(x, z)", kb);
+  tarka::Truth asym = tarka::ground("forall x, y: R(x, y) -> ~R(y, x)", kb);
+  mg::Tensor loss = tarka::SemanticLoss{}({trans, asym, all});
+  auto [dw] = mg::grad(loss, {w});
+  std::vector<float> e(40), wv(8);
+  for (int i = 0; i < 40; ++i) e[i] = static_cast<float>(std::sin(i * 0.7));
+  for (int i = 0; i < 8; ++i) wv[i] = static_cast<float>(std::cos(i * 1.3));
+  auto out = mg::compile(g, {some.tensor(), loss, dw})
+                 .run({{"emb", mg::Array::from_vector<float>({10, 4}, e)}, {"w", mg::Array::from_vector<float>({8, 1}, wv)}});
+  EXPECT_GT(out[0].item(), 0);
+  EXPECT_LT(out[0].item(), 1);
+  EXPECT_GT(out[1].item(), 0);
+  EXPECT_LT(out[1].item(), 1);
+  EXPECT_EQ(out[2].numel(), 8);
+  EXPECT_TRUE(std::isfinite(out[2].at(0)));
 }
 
 }  // namespace
