@@ -2,7 +2,9 @@
 // variables range over domains (a [n, features...] tensor of individuals), constants are
 // single individuals ([features...]). The result is a closed formula's truth (0-d Truth)
 // in the bindings' Logic. An atom is evaluated once per combination of ITS OWN variables
-// (R(x, y) on n_x * n_y rows), then broadcast against the others, as LTN does.
+// (R(x, y) on n_x * n_y rows), then broadcast against the others, as LTN does. A
+// quantifier's written exponent (`forall[p=4] x: ...`) overrides the Logic's (and makes that
+// forall a pMeanError even when the Logic asks for the softmin).
 #pragma once
 #include <functional>
 #include <map>
