@@ -312,3 +312,35 @@ TEST(Backends, C99AgreesWithTheInterpreter) {
 }
 
 }  // namespace
+
+namespace {
+
+// LTNtorch's own printed outputs (the docstrings of ltn/fuzzy_ops.py, 4 decimals): p(x) =
+// sigmoid of [0.56, 0.9], p(y) = sigmoid of [0.7, 0.2, 0.1], the operator on every pair.
+// Independent of ltn_reference.hpp: these numbers came out of LTNtorch itself.
+TEST(LtnDocstrings, PrintedValuesMatch) {
+  Graph g;
+  Tensor px = reshape(sigmoid(g.input("x", f64, {2})), {2, 1});
+  Tensor py = reshape(sigmoid(g.input("y", f64, {3})), {1, 3});
+  struct Golden {
+    const char* name;
+    Tensor value;
+    std::vector<double> want;
+  };
+  std::vector<Golden> cases{
+      {"AndMin", tk::and_min(px, py), {0.6365, 0.5498, 0.5250, 0.6682, 0.5498, 0.5250}},
+      {"AndProd", tk::and_prod(px, py), {0.4253, 0.3500, 0.3342, 0.4751, 0.3910, 0.3733}},
+      {"AndLuk", tk::and_luk(px, py), {0.3046, 0.1863, 0.1614, 0.3791, 0.2608, 0.2359}},
+      {"ImpliesGoguen", tk::implies_goguen(px, py), {1.0000, 0.8639, 0.8248, 0.9398, 0.7733, 0.7384}},
+      {"ImpliesLuk", tk::implies_luk(px, py), {1.0000, 0.9134, 0.8885, 0.9572, 0.8389, 0.8140}},
+      {"Equiv(AndProd, ImpliesReichenbach)",
+       (tk::Truth(px) ^ tk::Truth(py)).tensor(), {0.5972, 0.5708, 0.5645, 0.6165, 0.5718, 0.5617}},
+  };
+  std::vector<Tensor> outs;
+  for (auto& c : cases) outs.push_back(c.value);
+  auto res = compile(g, outs).run({{"x", vec({0.56, 0.9})}, {"y", vec({0.7, 0.2, 0.1})}});
+  for (std::size_t k = 0; k < cases.size(); ++k)
+    for (int i = 0; i < 6; ++i) EXPECT_NEAR(res[k].at(i), cases[k].want[i], 5.01e-5) << cases[k].name << " [" << i << "]";
+}
+
+}  // namespace
