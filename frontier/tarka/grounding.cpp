@@ -5,6 +5,7 @@
 #include "minigrad/frontier/tarka/grounding.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "minigrad/dsl/functions.hpp"
 #include "minigrad/frontier/tarka/quantifiers.hpp"
@@ -64,6 +65,8 @@ class Grounder {
   }
 
   Truth quantifier(const Formula& f) {
+    if (f.p && !(*f.p >= 1 && std::isfinite(*f.p)))
+      fail(f, "expected a quantifier exponent p >= 1, got " + std::to_string(*f.p));
     std::vector<std::int64_t> axes;
     std::size_t saved = scope_.size();
     for (const auto& v : f.terms) {

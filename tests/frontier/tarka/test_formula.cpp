@@ -212,6 +212,7 @@ TEST(Grounding, ErrorsNameTheFormulaPositionAndTheCall) {
   expect_ground_error("forall x: R(x, w)", 11, "'w' in R(...) is neither a quantified variable nor a constant");
   expect_ground_error("forall q: P(q)", 1, "no domain for variable 'q'");
   expect_ground_error("forall x, x: P(x)", 1, "bound twice");
+  expect_ground_error("forall x: exists[p=0.5] y: R(x, y)", 11, "exponent p >= 1");
   expect_ground_error("forall x: P(x) & Bad(x)", 18, "predicate 'Bad' returned f64[5,2], expected [5] truths");
 }
 
