@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/hana/at.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 
@@ -81,6 +82,21 @@ Recording SpikingSequential<Ls...>::operator()(const Tensor& xs, Loc loc) const 
   if (mem0.empty())
     throw UserError("spanda::SpikingSequential: needs at least one spiking layer", SourceLoc::from(loc));
 
+  // A first spiking layer's synaptic current depends on the inputs only, not on the state:
+  // it is computed for all T steps at once outside the loop (one large GEMM or convolution,
+  // forward and backward, instead of T small ones) and scanned in beside the inputs.
+  using First = std::remove_cvref_t<decltype(hana::at_c<0>(layers))>;
+  Tensors scanned{xs};
+  if constexpr (SpikingLayer<First>) {
+    const Shape& s = xs.shape();
+    Shape folded{s[0] * s[1]};
+    folded.insert(folded.end(), s.begin() + 2, s.end());
+    Tensor cur = hana::at_c<0>(layers).current(xs.reshape(folded, loc), loc);
+    Shape unfolded{s[0], s[1]};
+    unfolded.insert(unfolded.end(), cur.shape().begin() + 1, cur.shape().end());
+    scanned.push_back(cur.reshape(unfolded, loc));
+  }
+
   auto [final_mem, ys] = scan(
       [&](const Tensors& mems, const Tensors& x) {
         Tensors next, fired, ops;
@@ -89,7 +105,9 @@ Recording SpikingSequential<Ls...>::operator()(const Tensor& xs, Loc loc) const 
         hana::for_each(layers, [&](const auto& m) {
           if constexpr (SpikingLayer<std::remove_cvref_t<decltype(m)>>) {
             ops.push_back(m.synops(h, loc).reshape({1}, loc));
-            auto [s, u] = m.lif.step(m.current(h, loc), mems[k++], loc);
+            Tensor cur = (k == 0 && x.size() > 1) ? x[1] : m.current(h, loc);
+            auto [s, u] = m.lif.step(cur, mems[k], loc);
+            ++k;
             next.push_back(u);
             fired.push_back(s.sum({}, false, loc).reshape({1}, loc));
             h = s;
@@ -100,7 +118,7 @@ Recording SpikingSequential<Ls...>::operator()(const Tensor& xs, Loc loc) const 
         });
         return std::pair{next, Tensors{h, last_mem, concat(fired, 0, loc), concat(ops, 0, loc)}};
       },
-      mem0, Tensors{xs}, ScanOptions{}, loc);
+      mem0, scanned, ScanOptions{}, loc);
   rec.spikes = ys[0];
   rec.mem = ys[1];
   rec.layer_spikes = ys[2];
