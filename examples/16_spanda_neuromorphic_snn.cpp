@@ -6,7 +6,7 @@
 //  per layer, SynOps vs the dense network's MACs and an energy estimate (Horowitz ISSCC 2014
 //  per-operation energies, stated with the numbers), and exits 1 when the accuracy is below
 //  --min-accuracy or a counter is implausible.
-//   16_spanda_neuromorphic_snn [--epochs N] [--batches N] [--hidden H] [--steps T] [--beta B]
+//   16_spanda_neuromorphic_snn [--epochs N] [--batches N] [--batch B] [--hidden H] [--steps T] [--beta B]
 //                              [--lr LR] [--test-samples N] [--min-accuracy PCT] [--seed S] [--data DIR]
 #include <algorithm>
 #include <chrono>
@@ -39,12 +39,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  examples::Args args(argc, argv, {{"epochs", "2"}, {"batches", "0"}, {"hidden", "256"}, {"steps", "25"},
+  examples::Args args(argc, argv, {{"epochs", "2"}, {"batches", "0"}, {"hidden", "256"}, {"steps", "25"}, {"batch", "128"},
                                    {"beta", "0.9"}, {"lr", "0.002"}, {"test-samples", "10000"},
                                    {"min-accuracy", "84"}, {"seed", "0"}, {"profile", "0"},
                                    {"data", "/usr/share/datasets/fashion-mnist"}});
   const int epochs = static_cast<int>(args.integer("epochs"));
-  const std::int64_t max_batches = args.integer("batches"), T = args.integer("steps"), batch = 128;
+  const std::int64_t max_batches = args.integer("batches"), T = args.integer("steps"),
+                     batch = args.integer("batch");
   const auto seed = static_cast<std::uint64_t>(args.integer("seed"));
   const double min_accuracy = std::stod(args.str("min-accuracy"));
 

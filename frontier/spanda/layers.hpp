@@ -3,6 +3,7 @@
 // synaptic current of one step, the neuron, the synaptic operations one step's input spikes
 // cause, and the dense network's multiply-accumulates per output element (its fan-in).
 #pragma once
+#include <concepts>
 #include <cstdint>
 
 #include "minigrad/dsl/nn/conv.hpp"

@@ -7,6 +7,7 @@
 //   SpikingSequential net{SpikingLinear(784, 256, lif), SpikingLinear(256, 10, lif)};
 //   Recording r = net(spikes);                 // spikes [T, B, 784]; r.spikes [T, B, 10]
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
