@@ -123,7 +123,10 @@ Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor
                          Reduction r, Loc loc) {
   LocScope at(SourceLoc::from(loc));
   same_shape("gaussian_nll_loss", input, target);
-  Tensor v = Tensor(maximum(var, eps), loc);  // clamped like PyTorch (no gradient below eps)
+  // PyTorch clamps a copy of var under no_grad (`var.clamp_(min=eps)`): the forward reads
+  // max(var, eps), and the gradient reaches var below eps too (as if unclamped, evaluated at
+  // eps). eps + (var - detach(var)) is eps bit for bit, with var's gradient.
+  Tensor v = Tensor(where(var < eps, eps + (var - var.detach(loc)), var), loc);
   Tensor per = Tensor((log(v) + square(input - target) / v) * 0.5, loc);
   if (full) per = Tensor(per + 0.5 * std::log(2 * M_PI), loc);
   return reduce(per, r, loc);
