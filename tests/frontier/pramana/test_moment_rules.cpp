@@ -290,3 +290,28 @@ TEST(PramanaRules, AnOpWithoutARuleIsAnErrorNamingItAndTheLine) {
 
 }  // namespace
 }  // namespace mg
+
+namespace mg {
+namespace {
+
+// The `moments` column walked over the registry: every float elementwise op with a JVP rule
+// has a moment rule (the delta method at least), and the ops without one are listed, so a
+// new op's gap shows here rather than in a user's propagation.
+TEST(PramanaRules, RegistryListsOpsWithoutAMomentRule) {
+  std::string without;
+  int with = 0;
+  for (const ir::OpDef* d : ir::all_ops()) {
+    if (d->moments) {
+      ++with;
+      continue;
+    }
+    without += d->name + " ";
+    EXPECT_FALSE(d->traits.elementwise && d->jvp && !d->traits.random) << d->name << " lacks the delta default";
+  }
+  std::printf("%d ops with a moment rule; without one (an error on a random path): %s\n", with, without.c_str());
+  for (const char* must : {"matmul", "relu", "reduce_sum", "reduce_mean", "dropout_mask", "tanh", "gelu"})
+    EXPECT_TRUE(ir::op(must).moments) << must;
+}
+
+}  // namespace
+}  // namespace mg
