@@ -163,6 +163,23 @@ TEST(PramanaNetwork, LayerApiAndC99AgreeWithTheOnePass) {
     }
 }
 
+// The quadrature (tanh), rectified-Gaussian (relu) and matmul rules on both executors.
+TEST(PramanaNetwork, C99AgreesWithTheInterpreterOnAnMlpsMoments) {
+  Mlp net;
+  Graph g;
+  nn::bind(net, g, 3);
+  Tensor m = g.input("m", f64, {4, 8}), v = g.input("v", f64, {4, 8});
+  pr::DistributionalTensor y = pr::propagate([&](const Tensor& t) { return net(t); }, pr::gaussian(m, v));
+  std::vector<double> mv, vv;
+  for (int i = 0; i < 32; ++i) mv.push_back(std::cos(0.7 * i)), vv.push_back(0.01 + 0.03 * (i % 5));
+  const std::vector<Feed> feeds = {{"m", Array::from_vector<double>({4, 8}, mv)}, {"v", Array::from_vector<double>({4, 8}, vv)}};
+  auto a = nn::compile_with_parameters(g, {y.mean, y.var}, net).run(feeds);
+  auto c = nn::compile_with_parameters(g, {y.mean, y.var}, net, Backend::c99).run(feeds);
+  for (int k = 0; k < 2; ++k)
+    for (std::int64_t i = 0; i < a[k].numel(); ++i)
+      EXPECT_NEAR(a[k].span<double>()[i], c[k].span<double>()[i], 1e-12 * (1 + std::abs(a[k].span<double>()[i])));
+}
+
 // The propagated moments are ordinary IR: their first and second derivatives (w.r.t. the
 // input mean, variance and the weight) match f64 finite differences.
 TEST(PramanaNetwork, PropagatedMomentsDifferentiateToSecondOrder) {
