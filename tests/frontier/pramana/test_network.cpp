@@ -18,6 +18,7 @@
 #include <minigrad/dsl/nn/train.hpp>
 #include <minigrad/dsl/tensor_methods.hpp>
 #include <minigrad/frontier/pramana.hpp>
+#include <minigrad/ir/errors.hpp>
 #include <minigrad/ir/ops.hpp>
 
 #include "tests/frontier/pramana/mc.hpp"
@@ -222,6 +223,30 @@ TEST(PramanaLoss, GaussianNllMatchesTorchValueAndGradient) {
       EXPECT_NEAR(out[2].span<double>()[k], want_gv[k], 1e-12 * (1 + std::abs(want_gv[k])));
     }
   }
+}
+
+// torch.nn.GaussianNLLLoss with one variance per row: var [2] (unsqueezed) and [2, 1].
+TEST(PramanaLoss, GaussianNllTakesTorchsVarianceShapes) {
+  const std::vector<double> in = {0.5, -1.0, 2.0, 0.1, 0.3, -0.7}, tg = {0.4, -0.5, 1.0, 0.2, 0.1, 0.0};
+  const std::vector<double> want_gi = {0.033333333333333326, -0.16666666666666666, 0.3333333333333333,
+                                       -16666.666666666668,  33333.33333333333,    -116666.66666666666};
+  for (Shape vs : {Shape{2}, Shape{2, 1}}) {
+    Graph g;
+    Tensor i = g.input("i", f64, {2, 3}), t = g.input("t", f64, {2, 3}), v = g.input("v", f64, vs);
+    Tensor loss = pr::GaussianNLLLoss{}(i, t, v);
+    auto [gi, gv] = grad(loss, {i, v});
+    auto out = compile(g, {loss, gi, gv})
+                   .run({{"i", Array::from_vector<double>({2, 3}, in)},
+                         {"t", Array::from_vector<double>({2, 3}, tg)},
+                         {"v", Array::from_vector<double>(vs, {0.5, 1e-8})}});
+    EXPECT_NEAR(out[0].span<double>()[0], 44996.58283556535, 1e-9);
+    for (int k = 0; k < 6; ++k) EXPECT_NEAR(out[1].span<double>()[k], want_gi[k], 1e-12 * (1 + std::abs(want_gi[k])));
+    EXPECT_NEAR(out[2].span<double>()[0], 0.08000000000000002, 1e-14);
+    EXPECT_NEAR(out[2].span<double>()[1], -44999749999.99999, 1e-3);
+  }
+  Graph g;
+  Tensor i = g.input("i", f64, {2, 3}), v = g.input("v", f64, {3});
+  EXPECT_THROW(pr::GaussianNLLLoss{}(i, i, v), ShapeError);
 }
 
 }  // namespace
