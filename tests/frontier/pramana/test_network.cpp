@@ -249,5 +249,39 @@ TEST(PramanaLoss, GaussianNllTakesTorchsVarianceShapes) {
   EXPECT_THROW(pr::GaussianNLLLoss{}(i, i, v), ShapeError);
 }
 
+// Heteroscedastic training: a GaussianHead fitted with GaussianNLLLoss on y = 2x - 1 + e,
+// e ~ N(0, (0.2 + 0.6 x)^2) for x in [0, 1], learns the mean line and the growing noise.
+TEST(PramanaLoss, HeteroscedasticTrainingLearnsTheNoise) {
+  const std::int64_t n = 4096;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<double> z(0, 1);
+  Array X(Type{f64, {n, 1}}), Y(Type{f64, {n, 1}});
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = u(rng);
+    X.set(i, x), Y.set(i, 2 * x - 1 + (0.2 + 0.6 * x) * z(rng));
+  }
+  pr::GaussianHead head(1, 1, f64);
+  Graph g;
+  nn::bind(head, g, 1);
+  Tensor x = g.input("x", f64, {n, 1}), y = g.input("y", f64, {n, 1});
+  pr::DistributionalTensor p = head(x);
+  auto step = nn::compile_train(g, pr::GaussianNLLLoss{}(p.mean, y, p.var), head, nn::Adam{.lr = 0.05});
+  for (int s = 0; s < 600; ++s) step.run({{"x", X}, {"y", Y}});
+  Graph e;
+  nn::bind(head, e, 1);
+  Tensor xe = e.input("x", f64, {2, 1});
+  pr::DistributionalTensor pe = head(xe);
+  auto out = nn::compile_with_parameters(e, {pe.mean, pe.var}, head).run({{"x", Array::from<double>({2, 1}, {0.1, 0.9})}});
+  std::printf("x = 0.1: mean %.4f sd %.4f; x = 0.9: mean %.4f sd %.4f\n", out[0].at(0), std::sqrt(out[1].at(0)),
+              out[0].at(1), std::sqrt(out[1].at(1)));
+  EXPECT_NEAR(out[0].at(0), -0.8, 0.05);
+  EXPECT_NEAR(out[0].at(1), 0.8, 0.08);
+  // softplus(a x + b) is not a square, so the fit is close, not exact: sd 0.26 and 0.74.
+  EXPECT_NEAR(std::sqrt(out[1].at(0)), 0.26, 0.06);
+  EXPECT_NEAR(std::sqrt(out[1].at(1)), 0.74, 0.08);
+  EXPECT_GT(out[1].at(1), 4 * out[1].at(0));
+}
+
 }  // namespace
 }  // namespace mg
