@@ -54,7 +54,7 @@ MomentFn moments_delta() {
       std::vector<Value> tangents(a.mean.size());
       tangents[k] = full_like(a.mean[k], 1.0);
       const Value dk = d.jvp(JvpArgs{mean.node(), mean, a.mean, tangents, nullptr});
-      if (dk.valid()) var = plus(var, mul(square(dk), a.var[k]));
+      if (dk.valid()) var = plus(var, mul(square(dk), cast(a.var[k], dk.dtype())));  // cast: f64 -> f32
     }
     return Moments{mean, var_or_zeros(var, mean), K::delta};
   };

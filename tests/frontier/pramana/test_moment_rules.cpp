@@ -259,6 +259,17 @@ TEST(PramanaRules, RandomOpsAreNoiseSources) {
   check_case({"random_uniform", {m}, {v}, noisy("random_uniform", {{"low", -1.0}, {"high", 3.0}})}, 3);
 }
 
+// A cast changes the dtype: the delta method's variance follows it.
+TEST(PramanaRules, CastToF32PropagatesTheVariance) {
+  Graph g;
+  Tensor x = g.input("x", f64, {3}), v = g.input("v", f64, {3});
+  MomentsOf mo = propagate_moments({Tensor(x.cast(f32) * 2.0f)}, {x}, {x}, {v});
+  ASSERT_EQ(mo.var[0].dtype(), f32);
+  auto out = compile(g, {mo.mean[0], mo.var[0]})
+                 .run({{"x", Array::from<double>({3}, {0.5, -1.0, 2.0})}, {"v", Array::from<double>({3}, {0.1, 0.2, 0.3})}});
+  for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(static_cast<float>(out[1].at(i)), static_cast<float>(4 * 0.1 * (i + 1)));
+}
+
 TEST(PramanaRules, KindsAreReportedPerNodeWithTheUsersLine) {
   Graph g;
   Tensor x = g.input("x", f64, {4});
