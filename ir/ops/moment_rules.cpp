@@ -31,11 +31,6 @@ using K = MomentKind;
 // a + b where invalid means zero (a deterministic value's variance).
 Value plus(Value a, Value b) { return !a.valid() ? b : !b.valid() ? a : add(a, b); }
 Value var_or_zeros(Value var, Value like) { return var.valid() ? var : zeros_like(like); }
-bool any_var(const MomentArgs& a) {
-  for (const Value& v : a.var)
-    if (v.valid()) return true;
-  return false;
-}
 Value same_op(const MomentArgs& a, std::vector<Value> in) { return make_op(a.graph, *a.node.op, std::move(in), a.node.attrs); }
 std::vector<Value> means(const MomentArgs& a) { return {a.mean.begin(), a.mean.end()}; }
 
