@@ -80,6 +80,7 @@ void register_all_ops() {
   register_custom_vjp_ops();
   register_while_loop_ops();
   register_transform_rules();
+  register_moment_rules();  // the delta-method default reads the jvp column
   register_numerics_hints();  // columns over the families above
   register_flop_counts();
 }

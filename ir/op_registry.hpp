@@ -107,6 +107,28 @@ struct BatchArgs {
   const BatchRegionFn* region = nullptr;
 };
 
+// Moment propagation (passes/moments.hpp): an op's output mean and variance from its
+// operands' means and variances. Diagonal: every operand is taken as independent of the
+// others, elementwise too (covariances are dropped; the rules state what else they assume).
+enum class MomentKind : std::uint8_t {
+  exact,          // the output's true moments, given independent operands (and, where the
+                  // rule says so, Gaussian ones: relu, square, exp)
+  approximation,  // a stated approximation (Gauss-Hermite quadrature for smooth activations)
+  delta,          // first-order delta method: f(mean), sum_k (df/dx_k)^2 var_k
+};
+const char* moment_kind_name(MomentKind k);
+struct MomentArgs {
+  Graph& graph;                 // where the rule builds (ops without operands need it)
+  const Node& node;             // the node being propagated (attrs, type)
+  std::span<const Value> mean;  // per operand: its mean (a deterministic operand: itself)
+  std::span<const Value> var;   // per operand: its variance, or invalid (deterministic)
+};
+struct Moments {
+  Value mean, var;  // typed like the node; var invalid only for a deterministic result
+  MomentKind kind = MomentKind::exact;
+};
+using MomentFn = std::function<Moments(const MomentArgs&)>;
+
 using InferFn = std::function<Type(std::span<const Type> in, const Attrs& attrs)>;
 using KernelFn = std::function<void(const KernelArgs&)>;
 // Returns one cotangent per input; an invalid Value means "no gradient flows here"
@@ -160,6 +182,9 @@ struct OpDef {
   std::string no_jvp_rule;  // why jvp is empty although vjp is not (jvp then stops, naming it)
   BatchFn batch;  // vmap (passes/vmap.hpp)
   std::string no_batch_rule;  // why batch is empty, when it is (vmap then stops, naming it)
+  // Moment propagation (ir/ops/moment_rules.cpp). Random ops with a rule are noise sources
+  // (dropout_mask: mean 1, variance p/(1-p)). Empty: passes/moments stops, naming the op.
+  MomentFn moments;
   EmitC emit_c;  // C99: an elementwise expression or a loop nest (ir/emit_c.hpp); `none` says why not
   // Whether `kernel` reads operand `operand` through `view` (a view node's strides over its
   // own operand, EmitC::view) in place of a materialised copy. When every consumer of a

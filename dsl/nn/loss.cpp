@@ -123,7 +123,26 @@ Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor
                          Reduction r, Loc loc) {
   LocScope at(SourceLoc::from(loc));
   same_shape("gaussian_nll_loss", input, target);
-  Tensor v = Tensor(maximum(var, eps), loc);  // clamped like PyTorch (no gradient below eps)
+  // PyTorch's shapes for var: input's, input's without the last dim (one variance per
+  // row, unsqueezed), or input's with the last dim 1; it then broadcasts.
+  Tensor var_in = var;
+  if (var.shape() != input.shape()) {
+    const Shape& s = input.shape();
+    const Shape lead = s.empty() ? Shape{} : Shape(s.begin(), s.end() - 1);
+    const bool rowwise = !s.empty() && var.shape() == lead;
+    const bool last_one = !s.empty() && var.rank() == input.rank() && var.shape().back() == 1 &&
+                          Shape(var.shape().begin(), var.shape().end() - 1) == lead;
+    if (!rowwise && !last_one)
+      throw ShapeError("gaussian_nll_loss: expects var of input's shape " + to_string(input.type()) +
+                           ", of that shape without its last dim, or with last dim 1 (as torch), got " +
+                           to_string(var.type()),
+                       ambient_loc());
+    if (rowwise) var_in = var.unsqueeze(-1, loc);
+  }
+  // PyTorch clamps a copy of var under no_grad (`var.clamp_(min=eps)`): the forward reads
+  // max(var, eps), and the gradient reaches var below eps too (as if unclamped, evaluated at
+  // eps). eps + (var - detach(var)) is eps bit for bit, with var's gradient.
+  Tensor v = Tensor(where(var_in < eps, eps + (var_in - var_in.detach(loc)), var_in), loc);
   Tensor per = Tensor((log(v) + square(input - target) / v) * 0.5, loc);
   if (full) per = Tensor(per + 0.5 * std::log(2 * M_PI), loc);
   return reduce(per, r, loc);

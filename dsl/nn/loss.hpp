@@ -38,7 +38,9 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, double delta = 1.0,
 // 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta.
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, double beta = 1.0,
                       Reduction reduction = Reduction::mean, Loc loc = Loc::current());
-// 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) [+ 0.5 log(2 pi) if full].
+// 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) [+ 0.5 log(2 pi) if full],
+// as torch.nn.GaussianNLLLoss: the clamp passes var's gradient through (torch clamps under no_grad);
+// var: input's shape, that shape without the last dim, or with last dim 1 (torch's rule).
 Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var, bool full = false,
                          double eps = 1e-6, Reduction reduction = Reduction::mean, Loc loc = Loc::current());
 

@@ -14,6 +14,7 @@
 #include "minigrad/dsl/tensor_methods.hpp"
 #include "minigrad/dsl/visualize.hpp"
 #include "minigrad/dsl/transforms.hpp"
+#include "minigrad/dsl/moments.hpp"
 #include "minigrad/io.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/printer.hpp"

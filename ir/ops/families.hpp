@@ -19,4 +19,5 @@ void register_while_loop_ops();  // ir/ops/while_loop.cpp (bounded data-dependen
 void register_numerics_hints();  // ir/ops/numerics_hints.cpp (OpDef::numerics_hint of every family)
 void register_flop_counts();     // ir/ops/flop_counts.cpp (OpDef::flops of every family)
 void register_transform_rules();  // ir/ops/transforms.cpp (jvp and batch columns, after the entries)
+void register_moment_rules();     // ir/ops/moment_rules.cpp (moments column; after the jvp column)
 }  // namespace mg::ir
