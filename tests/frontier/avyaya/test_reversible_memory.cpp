@@ -72,5 +72,22 @@ TEST(AvyayaMemory, TheC99ArenaPeakIsFlatInDepthToo) {
   EXPECT_EQ(p2, p8);
 }
 
+// And so is the whole training step's, compiled to C: the C99 arena runs its steps in the
+// interpreter's order (runtime/step_order.hpp), each update right after its gradient.
+TEST(AvyayaMemory, TheC99TrainingStepsArenaPeakIsFlatInDepth) {
+  auto peak = [](int depth) {
+    Graph g;
+    auto net = testing::revnet(depth, kHalf, kHidden, f32);
+    nn::bind(net, g);
+    Tensor x = g.input("x", f32, {kBatch, 2 * kHalf});
+    Tensor y = net(x);
+    auto step = nn::compile_train(g, (y * y).mean(), net, nn::SGD{.lr = 0.01}, {.backend = Backend::c99});
+    return step.executable().peak_bytes();
+  };
+  const std::size_t p2 = peak(2), p6 = peak(6);
+  EXPECT_GT(p2, 0u);
+  EXPECT_EQ(p2, p6);
+}
+
 }  // namespace
 }  // namespace mg
