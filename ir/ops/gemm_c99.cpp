@@ -43,6 +43,33 @@ constexpr const char* kArch = R"(#if defined(__GNUC__) && defined(__AVX512F__)
 #ifdef _OPENMP
 int omp_get_max_threads(void); /* omp.h's, declared: the export includes no more headers */
 #endif
+#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+/* dst[j * ds + i] = src[i * ld + j], i, j < 8: the 8x8 f32 transpose in 24 shuffles. Packing
+   interleaves contiguous rows (A's rows, a transposed B's columns); element by element that
+   cost 1.4 cycles an element, a quarter of the MLP's GEMM time. */
+static inline void mg_gemm_t8x8_f32(const float* src, int64_t ld, float* dst, int64_t ds) {
+  const __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + ld), r2 = _mm256_loadu_ps(src + 2 * ld),
+               r3 = _mm256_loadu_ps(src + 3 * ld), r4 = _mm256_loadu_ps(src + 4 * ld),
+               r5 = _mm256_loadu_ps(src + 5 * ld), r6 = _mm256_loadu_ps(src + 6 * ld),
+               r7 = _mm256_loadu_ps(src + 7 * ld);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+               t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+               t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+               u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+               u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+               u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#define MG_GEMM_T8X8 1
+#endif
 )";
 
 // $T element type, $S name suffix, $F/$U the math.h suffixes (f/F for float), $P the
@@ -63,7 +90,13 @@ static void mg_gemm_pack_a_$S(int64_t kc, int64_t mr, const $T* a, int64_t ars, 
   enum { MR = MG_GEMM_MR_$S };
   int64_t p, r;
   if (mr == MR) {
-    for (p = 0; p < kc; ++p)
+    p = 0;
+#ifdef MG_GEMM_T8X8
+    if (sizeof($T) == 4 && MR % 8 == 0 && acs == 1)  /* rows of A contiguous: 8x8 blocks */
+      for (; p + 8 <= kc; p += 8)
+        for (r = 0; r < MR; r += 8) mg_gemm_t8x8_f32((const float*)a + r * ars + p, ars, (float*)dst + p * MR + r, MR);
+#endif
+    for (; p < kc; ++p)
       for (r = 0; r < MR; ++r) dst[p * MR + r] = a[r * ars + p * acs];
   } else {
     for (p = 0; p < kc; ++p)
@@ -77,7 +110,17 @@ static void mg_gemm_pack_b_$S(int64_t kc, int64_t nr, const $T* b, int64_t brs, 
   if (nr == NR && bcs == 1) {
     for (p = 0; p < kc; ++p)
       for (j = 0; j < NR; ++j) dst[p * NR + j] = b[p * brs + j];
-  } else {
+    return;
+  }
+#ifdef MG_GEMM_T8X8
+  if (sizeof($T) == 4 && NR % 8 == 0 && nr == NR && brs == 1) {  /* B transposed: 8x8 blocks */
+    for (p = 0; p + 8 <= kc; p += 8)
+      for (j = 0; j < NR; j += 8) mg_gemm_t8x8_f32((const float*)b + j * bcs + p, bcs, (float*)dst + p * NR + j, NR);
+    for (; p < kc; ++p)
+      for (j = 0; j < NR; ++j) dst[p * NR + j] = b[p + j * bcs];
+  } else
+#endif
+  {
     for (j = 0; j < NR; ++j)
       if (j < nr)
         for (p = 0; p < kc; ++p) dst[p * NR + j] = b[p * brs + j * bcs];
