@@ -7,7 +7,6 @@
 
 #include <utility>
 
-#include "minigrad/ir/emit_c.hpp"
 
 namespace mg::ir::gemm_c99 {
 
@@ -340,9 +339,10 @@ static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64
 }
 )";
 
+// Float dtypes only (i64 has its own loop in linalg.cpp).
 std::string substitute(std::string s, DType t) {
   const bool f = t == DType::f32;
-  for (auto [k, v] : {std::pair<std::string, std::string>{"$S", std::string(name_of(t))}, {"$T", c_type(t)},
+  for (auto [k, v] : {std::pair<std::string, std::string>{"$S", std::string(name_of(t))}, {"$T", f ? "float" : "double"},
                       {"$F", f ? "f" : ""}, {"$U", f ? "F" : ""}, {"$P", f ? "s" : "d"}})
     for (std::size_t p; (p = s.find(k)) != std::string::npos;) s.replace(p, k.size(), v);
   return s;

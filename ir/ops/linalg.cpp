@@ -1,11 +1,14 @@
 // Linear-algebra ops: matmul over equal batch dims (the DSL broadcasts batch dims and
-// promotes 1-D operands with unsqueeze/squeeze before it gets here). Float kernels call
-// OpenBLAS gemm once per batch matrix; i64 uses a plain row-parallel loop with wrapping
+// promotes 1-D operands with unsqueeze/squeeze before it gets here). Float kernels run our
+// GEMM (the C99 backend's, compiled in) or OpenBLAS, by shape, once per batch matrix; i64 uses a plain row-parallel loop with wrapping
 // arithmetic (no signed-overflow UB). Invariant: a k = 0 product is all zeros.
 #include <cblas.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/gemm_c99.hpp"
@@ -38,19 +41,76 @@ MatmulDims matmul_dims(const Node& node, const Shape& as, const Shape& bs, Trans
   return d;
 }
 
-// C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix. OpenBLAS, not our GEMM
-// (gemm_c99.cpp, which the C99 backend runs): measured on one AVX-512 core (1 thread, the
-// same text compiled -O3 -march=native), ours/OpenBLAS at the MLP step's shapes is 1.24
-// (x @ W^T, 128x784x128), 1.04 (128x128x784), 0.97 (x^T @ g, 784x128x128), 1.02
-// (128x128x128, A^T) but 0.78 / 0.68 with n or k = 10 (the logits layer): no clear win
-// over the step, and the library is built for any x86 (ours would need a copy per ISA and a
-// dispatch at run time). Revisit with that dispatch (issue 20).
+// Our GEMM: gemm_c99.cpp's text (what the C99 backend emits), compiled by ir/meson.build
+// once per x86 ISA; the copy for this CPU is picked at first use (none: OpenBLAS).
+#if defined(__x86_64__)
+#define MG_GEMM_NATIVE_DECL(isa, T, s)                                                                                 \
+  void mg_gemm_native_##isa##_##s(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, \
+                                  const T*, std::int64_t, std::int64_t, T*, T*);
+extern "C" {
+MG_GEMM_NATIVE_DECL(avx2, float, f32)
+MG_GEMM_NATIVE_DECL(avx2, double, f64)
+MG_GEMM_NATIVE_DECL(avx512, float, f32)
+MG_GEMM_NATIVE_DECL(avx512, double, f64)
+}
+#endif
+
+template <class T>
+using NativeGemm = void (*)(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, const T*,
+                            std::int64_t, std::int64_t, T*, T*);
+
+template <class T>
+NativeGemm<T> native_gemm() {
+  static const NativeGemm<T> fn = []() -> NativeGemm<T> {
+#if defined(__x86_64__)
+    const bool f = std::is_same_v<T, float>;
+    if (__builtin_cpu_supports("avx512f"))
+      return reinterpret_cast<NativeGemm<T>>(f ? reinterpret_cast<void (*)()>(mg_gemm_native_avx512_f32)
+                                               : reinterpret_cast<void (*)()>(mg_gemm_native_avx512_f64));
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return reinterpret_cast<NativeGemm<T>>(f ? reinterpret_cast<void (*)()>(mg_gemm_native_avx2_f32)
+                                               : reinterpret_cast<void (*)()>(mg_gemm_native_avx2_f64));
+#endif
+    return nullptr;
+  }();
+  return fn;
+}
+
+// Ours or OpenBLAS, by shape, measured on one AVX-512 core (1 thread; bench/c99_bench (c),
+// the /tmp comparison in the issue 20 report): ours/OpenBLAS at the MLP step's shapes is 1.24
+// (x @ W^T, 128x784x128), 1.04 (128x128x784), 0.97 (x^T @ g, 784x128x128), 1.02 (128^3,
+// A^T), 1.0-1.1 at 256-1024^3, but 0.78 / 0.68 with n or k = 10 (the logits layer: a 32-wide
+// tile mostly padding, or too little k to amortise a tile's load and store of C) and fewer
+// than 8 rows is batch-1 work our unpacked path does (not compiled in here). So OpenBLAS
+// below 8 rows or 32 columns or a k of 32.
+bool ours_wins(const MatmulDims& d) { return d.m >= 8 && d.n >= 32 && d.k >= 32; }
+
+// B's packed panels: KC x roundup(n, NR) (+ a cache line to align), per thread, kept.
+template <class T>
+T* gemm_scratch(const MatmulDims& d) {
+  thread_local std::vector<T> buf;
+  const std::int64_t n_pad = (d.n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
+  const auto need = static_cast<std::size_t>(std::min(d.k, gemm_c99::kKC) * n_pad + gemm_c99::kAlign);
+  if (buf.size() < need) buf.resize(need);
+  return buf.data();
+}
+
+// C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.
+template <class T>
+bool gemm_ours(const T* a, const T* b, T* c, const MatmulDims& d, Transposed t) {
+  const NativeGemm<T> fn = native_gemm<T>();
+  if (!fn || !ours_wins(d)) return false;
+  fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, gemm_scratch<T>(d));
+  return true;
+}
 void gemm(const float* a, const float* b, float* c, const MatmulDims& d, Transposed t) {
+  if (gemm_ours(a, b, c, d, t)) return;
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
   cblas_sgemm(CblasRowMajor, t.a ? CblasTrans : CblasNoTrans, t.b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
               t.a ? m : k, b, t.b ? k : n, 0.0f, c, n);
 }
 void gemm(const double* a, const double* b, double* c, const MatmulDims& d, Transposed t) {
+  if (gemm_ours(a, b, c, d, t)) return;
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
   cblas_dgemm(CblasRowMajor, t.a ? CblasTrans : CblasNoTrans, t.b ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
               t.a ? m : k, b, t.b ? k : n, 0.0, c, n);

@@ -2,7 +2,8 @@
 // product: m, n, k at 1, around each target's MR and NR (AVX-512 8 x 32/16, AVX2 6 x 16/8,
 // portable 4 x 8/4), past 2 KC slices with a ragged last one; A and/or B transposed (read
 // in place); batched; f32 and f64; under each of the three tile paths the preprocessor can
-// pick (-march=native, AVX2 without AVX-512, no AVX at all). The bound is the textbook one
+// pick (-march=native, AVX2 without AVX-512, no AVX at all), and in the interpreter (the
+// same text compiled into the library for this CPU, or OpenBLAS, by shape). The bound is the textbook one
 // for any summation order, |got - ref| <= 2 k eps sum_p |a_ip b_pj|, so a wrong tile, a
 // missed edge or a stale accumulator (errors of order |a b|) cannot pass.
 #include <gtest/gtest.h>
@@ -63,8 +64,10 @@ void build(Gemms& c, DType dt, const std::vector<Product>& ps) {
 void check(DType dt, const std::vector<Product>& ps, const std::string& cc) {
   Gemms c;
   build(c, dt, ps);
-  setenv("MG_CC", cc.c_str(), 1);
-  const auto got = rt::compile(c.g, c.g.outputs, {}, rt::Backend::c99).run(c.in);
+  // No compiler: the interpreter (ours compiled into the library, or OpenBLAS, by shape).
+  const rt::Backend backend = cc.empty() ? rt::Backend::interpreter : rt::Backend::c99;
+  if (!cc.empty()) setenv("MG_CC", cc.c_str(), 1);
+  const auto got = rt::compile(c.g, c.g.outputs, {}, backend).run(c.in);
   unsetenv("MG_CC");
   const double eps = dt == f32 ? FLT_EPSILON : DBL_EPSILON;
   ASSERT_EQ(got.size(), ps.size());
@@ -115,7 +118,8 @@ std::vector<Product> edge_products() {
 
 struct Path {
   const char* name;
-  const char* cc;  // MG_CC: the JIT adds -march=native after it; explicit -mno-* still win
+  const char* cc;  // MG_CC: the JIT adds -march=native after it; explicit -mno-* still win;
+                   // empty: the interpreter
 };
 void PrintTo(const Path& p, std::ostream* os) { *os << p.name; }
 class C99Gemm : public ::testing::TestWithParam<std::tuple<DType, Path>> {};
@@ -135,7 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
     Paths, C99Gemm,
     ::testing::Combine(::testing::Values(f32, f64),
                        ::testing::Values(Path{"native", "cc"}, Path{"avx2", "cc -mno-avx512f"},
-                                         Path{"portable", "cc -mno-avx -mno-avx2 -mno-fma -mno-avx512f"})),
+                                         Path{"portable", "cc -mno-avx -mno-avx2 -mno-fma -mno-avx512f"},
+                                         Path{"interpreter", ""})),
     [](const auto& info) {
       return std::string(name_of(std::get<0>(info.param))) + "_" + std::get<1>(info.param).name;
     });
