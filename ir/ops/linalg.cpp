@@ -76,33 +76,32 @@ NativeGemm<T> native_gemm() {
   return fn;
 }
 
-// Ours or OpenBLAS, by shape, measured on one AVX-512 core (1 thread; bench/c99_bench (c),
-// the /tmp comparison in the issue 20 report): ours/OpenBLAS at the MLP step's shapes is 1.24
-// (x @ W^T, 128x784x128), 1.04 (128x128x784), 0.97 (x^T @ g, 784x128x128), 1.02 (128^3,
-// A^T), 1.0-1.1 at 256-1024^3, but 0.78 / 0.68 with n or k = 10 (the logits layer: a 32-wide
-// tile mostly padding, or too little k to amortise a tile's load and store of C) and fewer
-// than 8 rows is batch-1 work our unpacked path does (not compiled in here). So OpenBLAS
-// below 8 rows or 32 columns or a k of 32.
+// Ours or OpenBLAS, by shape, measured on one AVX-512 core (1 thread, the emitted text
+// compiled -O3 -march=native, calls alternating with OpenBLAS's): ours/OpenBLAS in f32 at
+// the MLP step's shapes is 1.24 (x @ W^T, 128x784x128), 1.04 (128x128x784), 0.97
+// (x^T @ g, 784x128x128), 1.02 (128^3, A^T), 1.0-1.1 at 256-1024^3 (f64: 1.14, 1.03, 1.25,
+// 1.16 at 256^3, 0.94 at 1024^3), but 0.78 / 0.68 with n or k = 10 (the logits layer: a
+// 32-wide tile mostly padding, or too little k to amortise a tile's load and store of C);
+// fewer than 8 rows is batch-1 work our unpacked path does (not compiled in here). So
+// OpenBLAS below 8 rows, 32 columns or a k of 32.
 bool ours_wins(const MatmulDims& d) { return d.m >= 8 && d.n >= 32 && d.k >= 32; }
 
-// B's packed panels: KC x roundup(n, NR) (+ a cache line to align), per thread, kept.
-template <class T>
-T* gemm_scratch(const MatmulDims& d) {
-  thread_local std::vector<T> buf;
-  const std::int64_t n_pad = (d.n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
-  const auto need = static_cast<std::size_t>(std::min(d.k, gemm_c99::kKC) * n_pad + gemm_c99::kAlign);
-  if (buf.size() < need) buf.resize(need);
-  return buf.data();
-}
-
-// C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.
+// B's packed panels: KC x roundup(n, NR) (+ a cache line to align). Kept per thread up to
+// 8 MiB (no allocation per call); a wider n gets a buffer of its own for the call.
 template <class T>
 bool gemm_ours(const T* a, const T* b, T* c, const MatmulDims& d, Transposed t) {
   const NativeGemm<T> fn = native_gemm<T>();
   if (!fn || !ours_wins(d)) return false;
-  fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, gemm_scratch<T>(d));
+  const std::int64_t n_pad = (d.n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
+  const auto need = static_cast<std::size_t>(std::min(d.k, gemm_c99::kKC) * n_pad + gemm_c99::kAlign);
+  thread_local std::vector<T> kept;
+  std::vector<T> once;
+  std::vector<T>& buf = need * sizeof(T) <= (8u << 20) ? kept : once;
+  if (buf.size() < need) buf.resize(need);
+  fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, buf.data());
   return true;
 }
+// C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.
 void gemm(const float* a, const float* b, float* c, const MatmulDims& d, Transposed t) {
   if (gemm_ours(a, b, c, d, t)) return;
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
