@@ -2,6 +2,8 @@
 // buffers persist across runs (allocated once); returned outputs are fresh arrays.
 #include "minigrad/runtime/interpreter.hpp"
 
+#include <omp.h>
+
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -10,6 +12,7 @@
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/verifier.hpp"
 #include "minigrad/runtime/memory_plan.hpp"
+#include "minigrad/runtime/thread_budget.hpp"
 #include "minigrad/runtime/view_plan.hpp"
 #include "minigrad/runtime/c99/jit.hpp"
 #include "minigrad/runtime/glassbox/numerics.hpp"
@@ -74,6 +77,27 @@ struct Executable::Impl {
 };
 
 namespace {
+
+// One run's OpenMP thread count: the caller's, lowered while other processes keep our
+// cores busy (thread_budget.hpp: each kernel's barrier would wait a time slice for a
+// thread that shares its core), restored after the run. Set per run, not per kernel, so
+// OpenBLAS (the OpenMP build follows omp_get_max_threads) and C99 modules follow it too.
+class RunThreads {
+ public:
+  RunThreads() : wanted_(omp_in_parallel() ? 1 : omp_get_max_threads()) {
+    const int n = thread_budget(wanted_);
+    if (n != wanted_) omp_set_num_threads(n), lowered_ = true;
+  }
+  ~RunThreads() {
+    if (lowered_) omp_set_num_threads(wanted_);
+  }
+  RunThreads(const RunThreads&) = delete;
+  RunThreads& operator=(const RunThreads&) = delete;
+
+ private:
+  int wanted_;
+  bool lowered_ = false;
+};
 
 void check_input(const ir::Node& n, const Array& given) {
   if (given.type() != n.type)
@@ -267,11 +291,15 @@ Executable::Executable(Executable&&) noexcept = default;
 Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
-std::vector<Array> Executable::run(const Bindings& inputs) const { return impl_->run({}, &inputs); }
+std::vector<Array> Executable::run(const Bindings& inputs) const {
+  RunThreads threads;
+  return impl_->run({}, &inputs);
+}
 std::vector<Array> Executable::run_by_position(std::span<const Array* const> by_position) const {
   if (by_position.size() != impl_->graph->inputs().size())
     throw UserError("run: " + std::to_string(by_position.size()) + " inputs given by position, the graph has " +
                     std::to_string(impl_->graph->inputs().size()));
+  RunThreads threads;
   return impl_->run(by_position);
 }
 void Executable::set_state(std::string_view name, Array value) {
