@@ -1,5 +1,6 @@
 // One-row matmul kernels (gemv.hpp). 64-byte GNU vectors: one AVX-512 register, two AVX
-// ones, four SSE/NEON ones. No FMA contraction (ISO mode), so both executors round alike.
+// ones, four SSE/NEON ones. Multiply-adds contract to FMA where the target has it (GCC's
+// default for C++; the C text asks for it), so both executors round alike.
 #include "minigrad/ir/ops/gemv.hpp"
 
 #include <algorithm>
@@ -79,7 +80,7 @@ void scale_rows(const T* a, const T* b, std::int64_t ld, T* c, std::int64_t n, s
     const int nv = static_cast<int>(std::min<std::int64_t>(kRows, (n - j0) / L));
     V acc[kRows] = {};
     for (std::int64_t p = 0; p < k; ++p) {
-      V x;
+      V x = {};
       for (int l = 0; l < L; ++l) x[l] = a[p];
       const T* bp = b + p * ld + j0;
       for (int v = 0; v < nv; ++v) acc[v] += x * load(bp + v * L);
@@ -126,7 +127,18 @@ typedef $T mg_gemv_h_$S __attribute__((vector_size(32)));
 typedef $T mg_gemv_q_$S __attribute__((vector_size(16)));
 #define MG_GEMV_VECTORS_$S 1
 #endif
-static void mg_gemv_$S(int64_t n, int64_t k, const $T* a, const $T* b, int64_t brs, int64_t bcs, $T* c) {
+/* Multiply-adds contracted to FMA as in the interpreter's kernel (same bits; with a separate
+   multiply and add the vector ports, not the cache, bound the loop). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MG_GEMV_CONTRACT_$S __attribute__((optimize("fp-contract=fast")))
+#else
+#define MG_GEMV_CONTRACT_$S
+#endif
+static MG_GEMV_CONTRACT_$S void mg_gemv_$S(int64_t n, int64_t k, const $T* a, const $T* b, int64_t brs, int64_t bcs,
+                                          $T* c) {
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#endif
   enum { R = 8 };
   int64_t j0, p, q;
   int r, l, v;
@@ -176,7 +188,7 @@ static void mg_gemv_$S(int64_t n, int64_t k, const $T* a, const $T* b, int64_t b
   }
   for (j0 = 0; j0 + L <= n; j0 += R * L) {
     const int nv = (n - j0) / L < R ? (int)((n - j0) / L) : R;
-    mg_gemv_v_$S acc[R], x, w;
+    mg_gemv_v_$S acc[R], x = {0}, w;
     for (v = 0; v < R; ++v)
       for (l = 0; l < L; ++l) acc[v][l] = 0;
     for (p = 0; p < k; ++p) {
