@@ -4,6 +4,7 @@
 // many threads we ran: no oscillation between 1 and 2 threads.
 #include "minigrad/runtime/thread_budget.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -54,6 +55,7 @@ namespace {
 constexpr auto kWindow = std::chrono::milliseconds(100);
 
 std::atomic<int> g_adaptive{-1};  // -1: not read from the environment yet
+std::atomic<int> g_forced{0};
 
 #ifdef __linux__
 struct Sample {
@@ -128,6 +130,7 @@ void resample(Sampler& s) {
 }  // namespace
 
 void set_load_adaptive(bool on) { g_adaptive.store(on ? 1 : 0); }
+void force_thread_budget(int n) { g_forced.store(n); }
 
 bool load_adaptive() {
   int a = g_adaptive.load();
@@ -141,6 +144,7 @@ bool load_adaptive() {
 }
 
 int thread_budget(int wanted) {
+  if (const int forced = g_forced.load(std::memory_order_relaxed); forced > 0) return std::min(wanted, forced);
 #ifdef __linux__
   if (wanted <= 1 || !load_adaptive()) return wanted;
   Sampler& s = sampler();

@@ -20,6 +20,8 @@ int thread_budget(int wanted);
 // Default on; off (also MG_LOAD_ADAPTIVE=0 in the environment): thread_budget(w) == w.
 void set_load_adaptive(bool on);
 bool load_adaptive();
+// Tests: n > 0 makes thread_budget(w) == min(w, n) whatever the load; 0 measures again.
+void force_thread_budget(int n);
 
 // The pure parts, for tests. The decision: `wanted`, at most the CPUs left when others
 // use `others_busy` cores of `cpus` (a core counts as taken once others keep it busy

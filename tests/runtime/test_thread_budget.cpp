@@ -53,18 +53,37 @@ TEST(ThreadBudget, OffReturnsWhatIsWanted) {
 // most), and each must hand the caller's count back.
 TEST(ThreadBudget, ARunRestoresTheCallersThreadCount) {
   Graph g;
-  Tensor x = g.input("x", f32, {4});
-  mg::Executable exe = mg::compile(g, {x * x});
+  Tensor x = g.input("x", f32, {128, 128});
+  mg::Executable exe = mg::compile(g, {matmul(x, x)});
+  const Array xv(f32, {128, 128});
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   const int wanted = CPU_COUNT(&set) + 1;
   omp_set_num_threads(wanted);
   const auto t0 = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(250)) {
-    exe.run({{"x", Array(f32, {4})}});
+    exe.run({{"x", xv}});
     ASSERT_EQ(omp_get_max_threads(), wanted);
   }
   EXPECT_LT(thread_budget(wanted), wanted);  // so the runs above were lowered
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+// Lowered to one thread (a busy machine): the run hands the caller's count back, and
+// OpenBLAS (its OpenMP build follows omp_get_max_threads at each call) with it.
+TEST(ThreadBudget, ComesBackFromOneThread) {
+  Graph g;
+  Tensor x = g.input("x", f32, {128, 128});
+  mg::Executable exe = mg::compile(g, {matmul(x, x)});
+  const Array xv(f32, {128, 128});
+  omp_set_num_threads(2);
+  force_thread_budget(1);
+  EXPECT_EQ(thread_budget(2), 1);
+  for (int i = 0; i < 3; ++i) {
+    exe.run({{"x", xv}});
+    EXPECT_EQ(omp_get_max_threads(), 2);
+  }
+  force_thread_budget(0);
   omp_set_num_threads(omp_get_num_procs());
 }
 
