@@ -86,16 +86,17 @@ struct Executable::Impl {
 
 namespace {
 
-// One interpreter run's OpenMP thread count: the caller's, lowered while other processes
-// keep our cores busy (thread_budget.hpp: each kernel's barrier would wait a time slice
-// for a thread that shares its core), restored after the run. Set per run, not per
-// kernel, so OpenBLAS (its OpenMP build follows omp_get_max_threads) and loop bodies
-// follow it too.
+// One run's OpenMP thread count: the caller's, lowered while other processes keep our
+// cores busy (thread_budget.hpp: each kernel's barrier would wait a time slice for a
+// thread that shares its core), restored after the run. Set per run, not per kernel, so
+// OpenBLAS (its OpenMP build follows omp_get_max_threads at each call), loop bodies and
+// the C99 module's loops follow it too. The C99 GEMM alone (dynamic column chunks) would
+// not need it: its MLP step beside one busy process is 0.65 ms at 2 threads against 0.80
+// at 1; but its convolution and elementwise loops split statically (the CNN step under
+// heavy load: 477 ms at 2 threads, 61 ms at 1).
 class RunThreads {
  public:
-  // Off for the C99 backend: its GEMM hands out column chunks dynamically, and its 2-thread
-  // step beside a busy process measured faster than with one thread (bench/load_bench).
-  explicit RunThreads(bool on) : wanted_(on && !omp_in_parallel() ? omp_get_max_threads() : 1) {
+  RunThreads() : wanted_(omp_in_parallel() ? 1 : omp_get_max_threads()) {
     const int n = thread_budget(wanted_);
     if (n != wanted_) omp_set_num_threads(n), lowered_ = true;
   }
@@ -316,14 +317,14 @@ Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
 std::vector<Array> Executable::run(const Bindings& inputs) const {
-  RunThreads threads(!impl_->native);
+  RunThreads threads;
   return impl_->run({}, &inputs);
 }
 std::vector<Array> Executable::run_by_position(std::span<const Array* const> by_position) const {
   if (by_position.size() != impl_->graph->inputs().size())
     throw UserError("run: " + std::to_string(by_position.size()) + " inputs given by position, the graph has " +
                     std::to_string(impl_->graph->inputs().size()));
-  RunThreads threads(!impl_->native);
+  RunThreads threads;
   return impl_->run(by_position);
 }
 void Executable::set_state(std::string_view name, Array value) {
