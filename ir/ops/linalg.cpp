@@ -440,6 +440,23 @@ std::int64_t matmul_scratch(const Node& node, std::span<const Type> in) {
   return std::min(k, kGemmKC) * round_up(n, kGemmNPad) * static_cast<std::int64_t>(size_of(node.type.dtype));
 }
 
+// x with its last two axes swapped. A transpose of a transpose (the backward of a
+// Linear's x @ weight.T) is its operand, not a second node: the backward GEMM then reads
+// the weight itself, and weight.T stays a view every GEMM reads in place; a materialised
+// weight.T would otherwise live from the forward to the backward (a training step's
+// planned peak growing with depth by the weights' bytes).
+Value transposed(Value x) {
+  const Node& n = x.node();
+  if (n.kind == NodeKind::op && n.op == &defined_op("permute")) {
+    const I64List& p = n.attrs.list("perm");
+    const std::size_t r = p.size();
+    bool swap_last2 = r >= 2 && p[r - 1] == static_cast<std::int64_t>(r - 2) && p[r - 2] == static_cast<std::int64_t>(r - 1);
+    for (std::size_t i = 0; i + 2 < r; ++i) swap_last2 = swap_last2 && p[i] == static_cast<std::int64_t>(i);
+    if (swap_last2) return Value{x.graph, n.inputs[0]};
+  }
+  return transpose_last2(x);
+}
+
 }  // namespace
 
 void register_linalg_ops() {
@@ -457,7 +474,7 @@ void register_linalg_ops() {
   mm.vjp = [](const VjpArgs& a) {
     if (!is_float(a.out.dtype())) return grads({Value{}, Value{}});
     Value g = a.cotangent;
-    return grads({matmul(g, transpose_last2(a.in[1])), matmul(transpose_last2(a.in[0]), g)});
+    return grads({matmul(g, transposed(a.in[1])), matmul(transposed(a.in[0]), g)});
   };
   mm.test.cases = {
       {{Type{f64, {2, 3}}, Type{f64, {3, 4}}}, {}},
