@@ -2,6 +2,8 @@
 // buffers persist across runs (allocated once); returned outputs are fresh arrays.
 #include "minigrad/runtime/interpreter.hpp"
 
+#include <omp.h>
+
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -10,6 +12,7 @@
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/verifier.hpp"
 #include "minigrad/runtime/memory_plan.hpp"
+#include "minigrad/runtime/thread_budget.hpp"
 #include "minigrad/runtime/view_plan.hpp"
 #include "minigrad/runtime/c99/jit.hpp"
 #include "minigrad/runtime/glassbox/numerics.hpp"
@@ -35,6 +38,14 @@ struct Executable::Impl {
   std::vector<bool> live;               // nodes one run needs (computed once, not per run)
   mutable std::mutex mu;                 // slots are shared state between runs
   mutable std::vector<Array> slots;
+  // Per node, its value during a run. Slot-backed values (typed views of the slots) and
+  // constants are set once and kept between runs (kept[id]); the rest is cleared after
+  // each run, so no caller's array stays referenced. Why: an Array copy allocates its
+  // shape, and three per step were most of a batch-1 forward's time outside the GEMV.
+  mutable std::vector<Array> run_vals;
+  mutable std::vector<bool> kept;
+  mutable std::vector<const Array*> run_in_ptrs;
+  mutable bool prepared = false;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
   std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
   bool check_numerics = false;  // Checks::numerics: scan every value (regions inherit it)
@@ -74,6 +85,31 @@ struct Executable::Impl {
 };
 
 namespace {
+
+// One run's OpenMP thread count: the caller's, lowered while other processes keep our
+// cores busy (thread_budget.hpp: each kernel's barrier would wait a time slice for a
+// thread that shares its core), restored after the run. Set per run, not per kernel, so
+// OpenBLAS (its OpenMP build follows omp_get_max_threads at each call), loop bodies and
+// the C99 module's loops follow it too. The C99 GEMM alone (dynamic column chunks) would
+// not need it: its MLP step beside one busy process is 0.65 ms at 2 threads against 0.80
+// at 1; but its convolution and elementwise loops split statically (the CNN step under
+// heavy load: 477 ms at 2 threads, 61 ms at 1).
+class RunThreads {
+ public:
+  RunThreads() : wanted_(omp_in_parallel() ? 1 : omp_get_max_threads()) {
+    const int n = thread_budget(wanted_);
+    if (n != wanted_) omp_set_num_threads(n), lowered_ = true;
+  }
+  ~RunThreads() {
+    if (lowered_) omp_set_num_threads(wanted_);
+  }
+  RunThreads(const RunThreads&) = delete;
+  RunThreads& operator=(const RunThreads&) = delete;
+
+ private:
+  int wanted_;
+  bool lowered_ = false;
+};
 
 void check_input(const ir::Node& n, const Array& given) {
   if (given.type() != n.type)
@@ -174,17 +210,34 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
   }
   if (native) return native->run(given, state_values);
 
-  std::vector<Array> vals(g.size());
+  std::vector<Array>& vals = run_vals;
+  std::vector<const Array*>& in_ptrs = run_in_ptrs;
+  if (!prepared) {
+    slots.clear();
+    for (auto b : plan.slot_bytes) slots.emplace_back(Type{DType::boolean, {static_cast<std::int64_t>(b)}});
+    vals.assign(g.size(), Array());
+    kept.assign(g.size(), false);
+    for (ir::NodeId id : plan.steps)
+      if (const std::size_t slot = plan.slot_of[id]; slot != MemoryPlan::kNoSlot) {
+        vals[id] = slots[slot];
+        vals[id].retype(g.node(id).type);
+        kept[id] = true;
+      }
+    for (ir::NodeId id = 0; id < g.size(); ++id)
+      if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal, kept[id] = true;
+    prepared = true;
+  }
+  struct Clear {  // however the run ends
+    std::vector<Array>& vals;
+    const std::vector<bool>& kept;
+    ~Clear() {
+      for (std::size_t id = 0; id < vals.size(); ++id)
+        if (!kept[id] && vals[id].valid()) vals[id] = Array();
+    }
+  } clear{vals, kept};
   for (std::size_t i = 0; i < state.size(); ++i) vals[state[i].input] = state_values[i];
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (given[i]) vals[inputs[i]] = *given[i];
-  for (ir::NodeId id = 0; id < g.size(); ++id)
-    if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal;
-
-  if (slots.size() != plan.slot_bytes.size()) {
-    slots.clear();
-    for (auto b : plan.slot_bytes) slots.emplace_back(Type{DType::boolean, {static_cast<std::int64_t>(b)}});
-  }
 
   using Clock = std::chrono::steady_clock;
   const Clock::time_point run_start = prof ? Clock::now() : Clock::time_point{};
@@ -194,7 +247,6 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     prof->last_run.clear();
     ++prof->runs;
   }
-  std::vector<const Array*> in_ptrs;
   std::vector<std::int64_t> region_calls;
   ir::RegionRunner run_region = [](std::size_t, std::span<const Array>) -> std::vector<Array> { return {}; };
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
@@ -204,11 +256,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       const std::int32_t st = state_of_update[n.id];
       Array* reuse = st >= 0 ? &spare[static_cast<std::size_t>(st)] : nullptr;
       vals[n.id] = reuse && reuse->sole_owner() && reuse->type() == n.type ? std::move(*reuse) : Array(n.type);
-    } else {
-      Array buf = slots[slot];
-      buf.retype(n.type);
-      vals[n.id] = buf;
-    }
+    }  // else: vals[n.id] is its slot's typed view already
     in_ptrs.clear();
     for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[views.viewed[in] ? g.node(in).inputs[0] : in]);
     if (!n.regions.empty()) {
@@ -245,7 +293,8 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       throw UserError("op '" + n.op->name + "': " + e.message(), n.loc);
     }
     if (check_numerics && !glassbox::all_finite(vals[n.id])) raise_nonfinite(n, vals);
-    for (ir::NodeId dead : plan.release_after[s]) vals[dead] = Array();
+    for (ir::NodeId dead : plan.release_after[s])
+      if (!kept[dead]) vals[dead] = Array();
   }
 
   for (std::size_t i = 0; i < state.size(); ++i) {
@@ -267,11 +316,15 @@ Executable::Executable(Executable&&) noexcept = default;
 Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
-std::vector<Array> Executable::run(const Bindings& inputs) const { return impl_->run({}, &inputs); }
+std::vector<Array> Executable::run(const Bindings& inputs) const {
+  RunThreads threads;
+  return impl_->run({}, &inputs);
+}
 std::vector<Array> Executable::run_by_position(std::span<const Array* const> by_position) const {
   if (by_position.size() != impl_->graph->inputs().size())
     throw UserError("run: " + std::to_string(by_position.size()) + " inputs given by position, the graph has " +
                     std::to_string(impl_->graph->inputs().size()));
+  RunThreads threads;
   return impl_->run(by_position);
 }
 void Executable::set_state(std::string_view name, Array value) {

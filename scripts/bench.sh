@@ -13,7 +13,7 @@ if ! dpkg-query -W -f='${Status}' libtorch-dev 2>/dev/null | grep -q "install ok
 fi
 bash scripts/setup.sh
 meson configure build -Dlibtorch=enabled >/dev/null
-ninja -C build bench/train_step_bench bench/c99_bench bench/pass_pipeline bench/per_sample_bench
+ninja -C build bench/train_step_bench bench/c99_bench bench/pass_pipeline bench/per_sample_bench bench/load_bench
 echo "== training step: ours vs libtorch"
 ./build/bench/train_step_bench "$@"
 echo "== C99 backend: JIT vs interpreter vs libtorch, standalone GEMM vs OpenBLAS"
@@ -22,3 +22,5 @@ echo "== the optimizer: training steps without/with the pass pipeline, pipeline 
 ./build/bench/pass_pipeline "$@"
 echo "== per-sample gradients (vmap of grad), batch 64: ours vs functorch vmap(grad) vs a libtorch loop"
 ./build/bench/per_sample_bench
+echo "== under load (one busy process on the same 2 CPUs) and the batch-1 forward vs its bandwidth bound"
+./build/bench/load_bench "$@"

@@ -340,7 +340,7 @@ static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64
 )";
 
 // Float dtypes only (i64 has its own loop in linalg.cpp).
-std::string substitute(std::string s, DType t) {
+std::string substitute_impl(std::string s, DType t) {
   const bool f = t == DType::f32;
   for (auto [k, v] : {std::pair<std::string, std::string>{"$S", std::string(name_of(t))}, {"$T", f ? "float" : "double"},
                       {"$F", f ? "f" : ""}, {"$U", f ? "F" : ""}, {"$P", f ? "s" : "d"}})
@@ -351,6 +351,7 @@ std::string substitute(std::string s, DType t) {
 }  // namespace
 
 std::string arch_text() { return kArch; }
+std::string substitute(std::string text, DType t) { return substitute_impl(std::move(text), t); }
 std::string defs_text(DType t) { return substitute(kDefs, t); }
 std::string packed_text(DType t) { return substitute(kPacked, t); }
 std::string small_text(DType t) { return substitute(kSmall, t); }

@@ -17,6 +17,9 @@ std::string arch_text();
 std::string defs_text(DType t);
 std::string packed_text(DType t);
 std::string small_text(DType t);
+// `text` with its dtype placeholders ($S name, $T C type, $F/$U literal suffixes, $P
+// s/d) filled in for f32 or f64: for other loop nests written the same way (ops/gemv.hpp).
+std::string substitute(std::string text, DType t);
 
 // The packed GEMM's B scratch, sized here at emission time for every target: KC deep at
 // most, every target's NR divides kNPad, plus kAlign bytes to align it to a cache line.

@@ -12,6 +12,7 @@
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/gemm_c99.hpp"
+#include "minigrad/ir/ops/gemv.hpp"
 #include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
@@ -167,8 +168,17 @@ void matmul_kernel(const KernelArgs& args) {
       const T* pa = a.data<T>();
       const T* pb = b.data<T>();
       T* pc = args.out.data<T>();
-      for (std::int64_t i = 0; i < d.batch; ++i)
+      // One row (batch-1 inference): a pass over B at the cache's bandwidth (ops/gemv.hpp).
+      constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
+      for (std::int64_t i = 0; i < d.batch; ++i) {
+        if constexpr (kFloat) {
+          if (d.m == 1) {
+            gemv::gemv(pa + i * d.k, pb + i * d.k * d.n, t.b ? 1 : d.n, t.b ? d.k : 1, pc + i * d.n, d.n, d.k);
+            continue;
+          }
+        }
         gemm(pa + i * d.m * d.k, pb + i * d.k * d.n, pc + i * d.m * d.n, d, t);
+      }
     }
   });
 }
@@ -256,6 +266,11 @@ void matmul_c(const CLoopArgs& a) {
     a.w.line("for (j = 0; j < " + N + "; ++j) ci[j] += aip * (uint64_t)bp[j * " + std::to_string(B.cs) + "];");
     a.w.close();
     a.w.close();
+  } else if (m == 1 && gemv::applies(A.cs, B.rs, B.cs)) {
+    // One row (batch-1 inference): the interpreter's loop nest (ops/gemv.hpp).
+    a.support("mg_gemv_" + S, gemm_c99::substitute(gemv::kCText, t));
+    a.w.line("mg_gemv_" + S + "(" + N + ", " + K + ", " + A.base + ", " + B.base + ", " + std::to_string(B.rs) + ", " +
+             std::to_string(B.cs) + ", " + C + ");");
   } else if (m < gemm_c99::kSmallM) {
     // A few rows: our unpacked loops (batch-1 latency: no BLAS call overhead either).
     a.w.line(use_gemm(a, t, true) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ");");

@@ -1,0 +1,225 @@
+// One-row matmul kernels (gemv.hpp). 64-byte GNU vectors: one AVX-512 register, two AVX
+// ones, four SSE/NEON ones. Multiply-adds contract to FMA where the target has it (GCC's
+// default for C++; the C text asks for it), so both executors round alike.
+#include "minigrad/ir/ops/gemv.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace mg::ir::gemv {
+
+namespace {
+
+template <class T>
+struct Lanes {
+  typedef T vec __attribute__((vector_size(64)));
+  typedef T half __attribute__((vector_size(32)));
+  typedef T quarter __attribute__((vector_size(16)));
+  static constexpr int L = 64 / static_cast<int>(sizeof(T));
+};
+
+template <class T>
+typename Lanes<T>::vec load(const T* p) {
+  typename Lanes<T>::vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The lanes as a tree: halves, quarters, then pairs (the C text sums in this order too).
+template <class T>
+T lane_sum(typename Lanes<T>::vec v) {
+  typename Lanes<T>::half lo, hi;
+  std::memcpy(&lo, &v, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+  lo += hi;
+  typename Lanes<T>::quarter ql, qh;
+  std::memcpy(&ql, &lo, sizeof ql);
+  std::memcpy(&qh, reinterpret_cast<const char*>(&lo) + sizeof ql, sizeof qh);
+  ql += qh;
+  if constexpr (sizeof(T) == 4)
+    return (ql[0] + ql[2]) + (ql[1] + ql[3]);
+  else
+    return ql[0] + ql[1];
+}
+
+constexpr int kRows = 8;  // dot products at a time: 8 independent accumulators hide the add latency
+
+// c[r] = sum_p a[p] * b[r*ld + p] for r < rows (rows of B's transpose, contiguous).
+template <class T>
+void dot_rows(const T* a, const T* b, std::int64_t ld, T* c, std::int64_t k, int rows) {
+  using V = typename Lanes<T>::vec;
+  constexpr int L = Lanes<T>::L;
+  V acc[kRows] = {};
+  std::int64_t p = 0;
+  if (rows == kRows) {  // the common case, with a constant trip count the compiler unrolls
+    for (; p + L <= k; p += L) {
+      const V x = load(a + p);
+      for (int r = 0; r < kRows; ++r) acc[r] += x * load(b + r * ld + p);
+    }
+  } else {
+    for (; p + L <= k; p += L) {
+      const V x = load(a + p);
+      for (int r = 0; r < rows; ++r) acc[r] += x * load(b + r * ld + p);
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    T s = lane_sum<T>(acc[r]);
+    for (std::int64_t q = p; q < k; ++q) s += a[q] * b[r * ld + q];
+    c[r] = s;
+  }
+}
+
+// c[0,n) = sum_p a[p] * b[p*ld + (0,n)] (B's rows contiguous): 8 vectors of columns at a
+// time, each summed over p in order.
+template <class T>
+void scale_rows(const T* a, const T* b, std::int64_t ld, T* c, std::int64_t n, std::int64_t k) {
+  using V = typename Lanes<T>::vec;
+  constexpr int L = Lanes<T>::L;
+  std::int64_t j0 = 0;
+  for (; j0 + L <= n; j0 += kRows * L) {
+    const int nv = static_cast<int>(std::min<std::int64_t>(kRows, (n - j0) / L));
+    V acc[kRows] = {};
+    for (std::int64_t p = 0; p < k; ++p) {
+      V x = {};
+      for (int l = 0; l < L; ++l) x[l] = a[p];
+      const T* bp = b + p * ld + j0;
+      for (int v = 0; v < nv; ++v) acc[v] += x * load(bp + v * L);
+    }
+    std::memcpy(c + j0, acc, static_cast<std::size_t>(nv) * sizeof(V));
+    j0 += nv * L - kRows * L;  // the loop adds kRows * L
+  }
+  for (std::int64_t j = j0; j < n; ++j) {  // the last columns (fewer than a vector)
+    T s = 0;
+    for (std::int64_t p = 0; p < k; ++p) s += a[p] * b[p * ld + j];
+    c[j] = s;
+  }
+}
+
+template <class T>
+void run(const T* a, const T* b, std::int64_t brs, std::int64_t bcs, T* c, std::int64_t n, std::int64_t k) {
+  if (brs == 1) {
+    for (std::int64_t j = 0; j < n; j += kRows)
+      dot_rows(a, b + j * bcs, bcs, c + j, k, static_cast<int>(std::min<std::int64_t>(kRows, n - j)));
+  } else {
+    scale_rows(a, b, brs, c, n, k);
+  }
+}
+
+}  // namespace
+
+bool applies(std::int64_t acs, std::int64_t brs, std::int64_t bcs) { return acs == 1 && (brs == 1 || bcs == 1); }
+
+void gemv(const float* a, const float* b, std::int64_t brs, std::int64_t bcs, float* c, std::int64_t n,
+          std::int64_t k) {
+  run(a, b, brs, bcs, c, n, k);
+}
+void gemv(const double* a, const double* b, std::int64_t brs, std::int64_t bcs, double* c, std::int64_t n,
+          std::int64_t k) {
+  run(a, b, brs, bcs, c, n, k);
+}
+
+// The same loop nest in C; $T, $S as in the GEMM text (gemm_c99::substitute fills them in).
+const char* const kCText = R"(/* c[0,n) = a[0,k) @ B, B(p,j) = b[p*brs + j*bcs], brs == 1 or bcs == 1: one pass over the
+   weights (batch-1 inference), 8 dot products (or 8 vectors of columns) at a time. */
+#if defined(__GNUC__) && (defined(__SSE2__) || defined(__ARM_NEON))
+typedef $T mg_gemv_v_$S __attribute__((vector_size(64)));
+typedef $T mg_gemv_h_$S __attribute__((vector_size(32)));
+typedef $T mg_gemv_q_$S __attribute__((vector_size(16)));
+#define MG_GEMV_VECTORS_$S 1
+#endif
+/* Multiply-adds contracted to FMA as in the interpreter's kernel (same bits; with a separate
+   multiply and add the vector ports, not the cache, bound the loop). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MG_GEMV_CONTRACT_$S __attribute__((optimize("fp-contract=fast")))
+#else
+#define MG_GEMV_CONTRACT_$S
+#endif
+static MG_GEMV_CONTRACT_$S void mg_gemv_$S(int64_t n, int64_t k, const $T* a, const $T* b, int64_t brs, int64_t bcs,
+                                          $T* c) {
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#endif
+  enum { R = 8 };
+  int64_t j0, p, q;
+  int r, l, v;
+#if defined(MG_GEMV_VECTORS_$S)
+  enum { L = 64 / (int)sizeof($T) };
+  if (brs == 1) {
+    for (j0 = 0; j0 < n; j0 += R) {
+      const int rows = n - j0 < R ? (int)(n - j0) : R;
+      const $T* bj = b + j0 * bcs;
+      mg_gemv_v_$S acc[R], x, w;
+      for (r = 0; r < R; ++r)
+        for (l = 0; l < L; ++l) acc[r][l] = 0;
+      if (rows == R) {  /* a constant trip count: unrolled, the accumulators stay in registers */
+        for (p = 0; p + L <= k; p += L) {
+          __builtin_memcpy(&x, a + p, sizeof x);
+          for (r = 0; r < R; ++r) {
+            __builtin_memcpy(&w, bj + r * bcs + p, sizeof w);
+            acc[r] += x * w;
+          }
+        }
+      } else {
+        for (p = 0; p + L <= k; p += L) {
+          __builtin_memcpy(&x, a + p, sizeof x);
+          for (r = 0; r < rows; ++r) {
+            __builtin_memcpy(&w, bj + r * bcs + p, sizeof w);
+            acc[r] += x * w;
+          }
+        }
+      }
+      for (r = 0; r < rows; ++r) {
+        mg_gemv_h_$S lo, hi;
+        mg_gemv_q_$S ql, qh;
+        $T t[4] = {0, 0, 0, 0}, s;
+        __builtin_memcpy(&lo, &acc[r], sizeof lo);
+        __builtin_memcpy(&hi, (const char*)&acc[r] + sizeof lo, sizeof hi);
+        lo += hi;
+        __builtin_memcpy(&ql, &lo, sizeof ql);
+        __builtin_memcpy(&qh, (const char*)&lo + sizeof ql, sizeof qh);
+        ql += qh;
+        __builtin_memcpy(t, &ql, sizeof ql);  /* 4 lanes (f32) or 2 and two zeros (f64) */
+        s = (t[0] + t[2]) + (t[1] + t[3]);
+        for (q = p; q < k; ++q) s += a[q] * bj[r * bcs + q];
+        c[j0 + r] = s;
+      }
+    }
+    return;
+  }
+  for (j0 = 0; j0 + L <= n; j0 += R * L) {
+    const int nv = (n - j0) / L < R ? (int)((n - j0) / L) : R;
+    mg_gemv_v_$S acc[R], x = {0}, w;
+    for (v = 0; v < R; ++v)
+      for (l = 0; l < L; ++l) acc[v][l] = 0;
+    for (p = 0; p < k; ++p) {
+      const $T* bp = b + p * brs + j0;
+      for (l = 0; l < L; ++l) x[l] = a[p];
+      for (v = 0; v < nv; ++v) {
+        __builtin_memcpy(&w, bp + v * L, sizeof w);
+        acc[v] += x * w;
+      }
+    }
+    __builtin_memcpy(c + j0, acc, nv * sizeof(mg_gemv_v_$S));
+    j0 += nv * L - R * L;
+  }
+#else
+  (void)r, (void)l, (void)v;
+  j0 = 0;
+  if (brs == 1) {
+    for (; j0 < n; ++j0) {
+      $T s = 0;
+      for (p = 0; p < k; ++p) s += a[p] * b[j0 * bcs + p];
+      c[j0] = s;
+    }
+    return;
+  }
+#endif
+  for (q = j0; q < n; ++q) {
+    $T s = 0;
+    for (p = 0; p < k; ++p) s += a[p] * b[p * brs + q];
+    c[q] = s;
+  }
+}
+)";
+
+}  // namespace mg::ir::gemv
