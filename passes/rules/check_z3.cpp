@@ -10,11 +10,13 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/passes/rules/check.hpp"
 #include "minigrad/passes/rules/conditions.hpp"
+#include "minigrad/passes/rules/proof_cache.hpp"
 
 namespace mg::passes::rules {
 
@@ -214,6 +216,28 @@ std::uint64_t rlimit_count(z3::solver& s) {
   return 0;
 }
 
+// Bump when a cached entry's meaning changes without its query changing (how a
+// counterexample is worded). Soundness needs no bump: a verdict is about the query alone,
+// which is in the key, as are the limits and Z3's version.
+constexpr int kProofCacheVersion = 1;
+
+// Everything a verdict (and its counterexample's text) depends on: the solver's input as
+// SMT-LIB — the rule with every op's semantics and condition encoded, the axioms and the
+// negated equation — plus what the counterexample shows, the theory, the limits, Z3.
+std::string proof_key(z3::context& c, const z3::expr_vector& facts, const std::vector<z3::expr>& shown,
+                      unsigned ebits, unsigned sbits, const CheckOptions& opt) {
+  z3::solver s(c);
+  for (unsigned i = 0; i < facts.size(); ++i) s.add(facts[i]);
+  std::ostringstream key;
+  key << "minigrad rule proof " << kProofCacheVersion << "\nz3 " << Z3_get_full_version() << "\ntheory ";
+  if (ebits) key << "ieee " << ebits << " " << sbits;
+  else key << "real";
+  key << "\ntimeout_ms " << opt.timeout_ms << "\nrlimit " << opt.rlimit << "\nshown";
+  for (const z3::expr& e : shown) key << " " << e;
+  key << "\n" << s.to_smt2();
+  return key.str();
+}
+
 TheoryResult prove(const Rule& r, unsigned ebits, unsigned sbits, const CheckOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   TheoryResult out;
@@ -257,6 +281,21 @@ TheoryResult prove(const Rule& r, unsigned ebits, unsigned sbits, const CheckOpt
     }
     for (auto& ax : b.axioms) facts.push_back(ax);
     facts.push_back(!(lhs == rhs));
+    std::string key;
+    if (!opt.proof_cache.empty()) {
+      std::vector<z3::expr> shown(consts);
+      shown.push_back(lhs);
+      shown.push_back(rhs);
+      key = proof_key(c, facts, shown, ebits, sbits, opt);
+      if (auto hit = load_verdict(opt.proof_cache, key)) {
+        out.verdict = hit->proved ? Verdict::proved : Verdict::refuted;
+        out.counterexample = hit->counterexample;
+        out.work = hit->work;
+        out.cached = true;
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return out;
+      }
+    }
     z3::check_result verdict = z3::unknown;
     std::optional<z3::solver> solved;
     std::string why;
@@ -290,6 +329,8 @@ TheoryResult prove(const Rule& r, unsigned ebits, unsigned sbits, const CheckOpt
       }
       case z3::unknown: out.verdict = Verdict::unknown; out.counterexample = why; break;
     }
+    if (!key.empty() && verdict != z3::unknown)  // a timeout may succeed next time: not stored
+      store_verdict(opt.proof_cache, key, {verdict == z3::unsat, out.counterexample, out.work});
   } catch (const z3::exception& e) {
     out.verdict = Verdict::unknown;
     out.counterexample = std::string("z3: ") + e.msg();
@@ -336,7 +377,9 @@ namespace mg::passes::rules {
 std::optional<double> evaluate_smt(const ir::OpDef& op, std::span<const double> args,
                                    std::span<const bool> is_bool, const Attrs& attrs, DType dtype) {
   if (!op.smt || !is_float(dtype)) return std::nullopt;
-  z3::context c;
+  // One context per thread: making one costs ~3 ms, a thousand times the evaluation, and
+  // the semantics test evaluates thousands of sample points. Terms are freed with `e`.
+  thread_local z3::context c;
   const bool f32 = dtype == DType::f32;
   Z3Builder b(c, f32 ? 8 : 11, f32 ? 24 : 53);
   std::vector<ir::SmtTerm> in;
