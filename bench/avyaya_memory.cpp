@@ -2,10 +2,15 @@
 // SGD update; f32, batch 128, halves of 32, f and g Linear(32,64) -> tanh -> Linear(64,32))
 // at depth 10, 50, 100, 500, for the reversible network (one custom_vjp that rebuilds the
 // activations in its backward) and the same network by ordinary backprop. Columns:
+//   params     the parameters' bytes (and so their gradients', and each optimizer slot's):
+//              they grow with depth whatever the method; no peak below counts them
 //   grad peak  the planned peak of the gradients' own graph (gradients requested as
 //              outputs, so not pooled): the activations and temporaries only
-//   step peak  the planned peak of the whole compiled step (forward, backward, update),
-//              which also holds the parameter gradients until their updates
+//   step peak  the planned peak of the whole compiled step (forward, backward, SGD
+//              update, the default pass pipeline): the temporaries alive at once,
+//              activations and gradients included; parameters, their next values and
+//              optimizer state are persistent state, not counted. Each update runs right
+//              after its gradient (runtime/step_order.hpp), so a gradient dies at once
 //   step ms    median ms per step, interpreter, --threads (1); rev / ord is RevNet's
 //              recomputation overhead; ord / torch compares with libtorch on the same net
 // Each measurement runs in a child process at the same thread count.
@@ -118,6 +123,7 @@ int main(int argc, char** argv) {
                 ratio(rev.step_ms, ord.step_ms).c_str(), ratio(ord.step_ms, torch.step_ms).c_str());
     std::fflush(stdout);
   }
-  std::printf("(peaks in MiB, planned by the memory plan; the step peak also holds the parameter gradients)\n");
+  std::printf("(peaks in MiB, planned by the memory plan: temporaries (activations, gradients) alive at once;\n"
+              " parameters and optimizer state are persistent state, not counted)\n");
   return 0;
 }

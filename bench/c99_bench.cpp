@@ -3,14 +3,18 @@
 //       bound, and frozen in) vs interpreter vs libtorch (torch::InferenceMode)
 //   (b) the MLP training step (batch 128, Adam, one graph) at 1 and 2 threads: C99 JIT vs
 //       interpreter vs libtorch
-//   (c) square f32 GEMM 256/512/1024, all threads: GFLOP/s of the standalone export's own
-//       loop nest (no BLAS; compiled -O3 -march=native -fopenmp) vs OpenBLAS sgemm
+//   (c) f32 GEMM (the MLP's 128x784x128, square 256/512/1024) at 1 thread and all threads:
+//       GFLOP/s of the standalone export's own GEMM (no BLAS; compiled -O3 -march=native
+//       -fopenmp) vs OpenBLAS sgemm, calls alternating, each as a fraction of the machine's
+//       FMA peak (bench/fma_peak.cpp, measured at the same thread count in the same run)
 // The libtorch columns exist when libtorch-dev was found at configure time (bench/meson.build
 // defines MG_BENCH_TORCH; scripts/bench.sh installs it).   c99_bench [--iters N] [--passes P] [--only abc] [--threads T]
 #include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +27,7 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 
+#include "bench/fma_peak.hpp"
 #include "bench/timing.hpp"
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/op_registry.hpp"
@@ -113,11 +118,29 @@ void* standalone_entry(const ir::Graph& g, const std::vector<ir::NodeId>& outs, 
 }
 
 using GemmFn = int (*)(const float*, const float*, float*);
-GemmFn standalone_gemm(std::int64_t n, const std::filesystem::path& dir) {
+GemmFn standalone_gemm(std::int64_t m, std::int64_t k, std::int64_t n, const std::filesystem::path& dir) {
   ir::Graph g;
-  ir::Value a = g.add_input("a", Type{f32, {n, n}}), b = g.add_input("b", Type{f32, {n, n}});
+  ir::Value a = g.add_input("a", Type{f32, {m, k}}), b = g.add_input("b", Type{f32, {k, n}});
   ir::Value c = ir::make_op(g, ir::op("matmul"), {a, b});
-  return reinterpret_cast<GemmFn>(standalone_entry(g, {c.id}, "gemm" + std::to_string(n), dir));
+  const std::string name = "gemm" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  return reinterpret_cast<GemmFn>(standalone_entry(g, {c.id}, name, dir));
+}
+
+// Medians of f's and g's times, the calls alternating (f, g, f, g, ...) so that a load
+// change on a shared machine hits both sides alike.
+template <class F, class G>
+std::pair<double, double> alternating_median_ms(F&& f, G&& g, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) f(), g();
+  std::vector<double> tf, tg;
+  const auto time = [](auto& fn) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int i = 0; i < iters; ++i) tf.push_back(time(f)), tg.push_back(time(g));
+  std::nth_element(tf.begin(), tf.begin() + iters / 2, tf.end());
+  std::nth_element(tg.begin(), tg.begin() + iters / 2, tg.end());
+  return {tf[static_cast<std::size_t>(iters / 2)], tg[static_cast<std::size_t>(iters / 2)]};
 }
 
 // (a) without the Executable API: the standalone export of the forward graph (weights
@@ -193,27 +216,43 @@ int main(int argc, char** argv) {
   set_threads(max_threads);
 
   if (part('c')) {
-    std::printf("(c) square f32 GEMM, %d threads: standalone C loop nest vs OpenBLAS (GFLOP/s)\n", max_threads);
-    for (std::int64_t n : {256, 512, 1024}) {
-      GemmFn ours = standalone_gemm(n, dir);
-      Array a = randn({n, n}, 3), b = randn({n, n}, 4), c(Type{f32, {n, n}}), d(Type{f32, {n, n}});
-      const int reps = n <= 256 ? 50 : n <= 512 ? 20 : 5;
+    std::vector<int> gemm_threads{1};
+    if (max_threads > 1) gemm_threads.push_back(max_threads);
+    std::printf("(c) f32 GEMM, the standalone export's (no BLAS) vs OpenBLAS sgemm, calls alternating (medians)\n");
+    struct Shape3 {
+      std::int64_t m, k, n;
+    };
+    for (int threads : gemm_threads) {
+      set_threads(threads);
       quiesce();
-      const double ms_ours = bench::median_ms([&] { ours(a.data<float>(), b.data<float>(), c.data<float>()); }, 2, reps);
-      const int ni = static_cast<int>(n);
-      quiesce();
-      const double ms_blas = bench::median_ms(
-          [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.f, a.data<float>(), ni, b.data<float>(), ni,
-                        0.f, d.data<float>(), ni);
-          },
-          2, reps);
-      double err = 0;
-      for (std::int64_t i = 0; i < n * n; ++i) err = std::max(err, std::abs(double(c.data<float>()[i]) - d.data<float>()[i]));
-      const double flop = 2.0 * double(n) * double(n) * double(n);
-      std::printf("    n=%4lld  ours %7.1f GFLOP/s   OpenBLAS %7.1f GFLOP/s   ours/OpenBLAS %.2f   (max |diff| %.2g)\n",
-                  static_cast<long long>(n), flop / ms_ours * 1e-6, flop / ms_blas * 1e-6, ms_blas / ms_ours, err);
+      const double peak = bench::fma_peak_gflops(threads);
+      std::printf("    %d thread%s: FMA peak (%s, measured) %7.1f GFLOP/s\n", threads, threads == 1 ? "" : "s",
+                  bench::fma_peak_isa(), peak);
+      for (Shape3 sh : {Shape3{128, 784, 128}, Shape3{256, 256, 256}, Shape3{512, 512, 512}, Shape3{1024, 1024, 1024}}) {
+        GemmFn ours = standalone_gemm(sh.m, sh.k, sh.n, dir);
+        Array a = randn({sh.m, sh.k}, 3), b = randn({sh.k, sh.n}, 4), c(Type{f32, {sh.m, sh.n}}), d(Type{f32, {sh.m, sh.n}});
+        const double flop = 2.0 * double(sh.m) * double(sh.k) * double(sh.n);
+        const int reps = std::clamp(static_cast<int>(2e10 / flop), 21, 401);
+        const int m = static_cast<int>(sh.m), k = static_cast<int>(sh.k), n = static_cast<int>(sh.n);
+        quiesce();
+        const auto [ms_ours, ms_blas] = alternating_median_ms(
+            [&] { ours(a.data<float>(), b.data<float>(), c.data<float>()); },
+            [&] {
+              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data<float>(), k, b.data<float>(), n,
+                          0.f, d.data<float>(), n);
+            },
+            3, reps);
+        double err = 0;
+        for (std::int64_t i = 0; i < sh.m * sh.n; ++i)
+          err = std::max(err, std::abs(double(c.data<float>()[i]) - d.data<float>()[i]));
+        const double g_ours = flop / ms_ours * 1e-6, g_blas = flop / ms_blas * 1e-6;
+        std::printf("    %4lldx%4lldx%4lld  ours %6.1f GFLOP/s (%3.0f%% of peak)   OpenBLAS %6.1f (%3.0f%%)   "
+                    "ours/OpenBLAS %.2f   (max |diff| %.2g)\n",
+                    static_cast<long long>(sh.m), static_cast<long long>(sh.k), static_cast<long long>(sh.n), g_ours,
+                    100 * g_ours / peak, g_blas, 100 * g_blas / peak, ms_blas / ms_ours, err);
+      }
     }
+    set_threads(max_threads);
   }
   std::filesystem::remove_all(dir);
   return 0;

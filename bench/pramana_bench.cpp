@@ -19,6 +19,7 @@
 #include <minigrad/ir/builder.hpp>
 
 #include "bench/timing.hpp"
+#include "bench/uniform.hpp"
 #if MG_BENCH_TORCH
 #include "bench/torch_pramana.hpp"
 #endif
@@ -26,16 +27,6 @@
 namespace {
 constexpr std::int64_t kPoints = 161, kIn = 8, kHidden = 64;
 constexpr float kSd = 0.3f;
-
-std::vector<float> fill(std::size_t n, std::uint64_t seed, double scale) {
-  std::vector<float> v(n);
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& e : v) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    e = static_cast<float>(scale * (static_cast<double>(x % 2000001) / 1000000.0 - 1.0));
-  }
-  return v;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,9 +39,10 @@ int main(int argc, char** argv) {
   }
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
-  const std::vector<float> w1 = fill(kHidden * kIn, 1, 0.35), b1 = fill(kHidden, 2, 0.3),
-                           w2 = fill(kHidden * kHidden, 3, 0.125), b2 = fill(kHidden, 4, 0.1),
-                           w3 = fill(kHidden, 5, 0.125), b3 = fill(1, 6, 0.1);
+  using mg::bench::uniform;
+  const std::vector<float> w1 = uniform(kHidden * kIn, 1, 0.35), b1 = uniform(kHidden, 2, 0.3),
+                           w2 = uniform(kHidden * kHidden, 3, 0.125), b2 = uniform(kHidden, 4, 0.1),
+                           w3 = uniform(kHidden, 5, 0.125), b3 = uniform(1, 6, 0.1);
   auto net = [&](Graph& g, const Tensor& x) {
     auto c = [&](const std::vector<float>& v, Shape s) { return g.constant(Array::from_vector<float>(s, v)); };
     Tensor h = relu(matmul(x, c(w1, {kHidden, kIn}).T()) + c(b1, {kHidden}));

@@ -21,26 +21,19 @@
 
 #include "bench/child_process.hpp"
 #include "bench/timing.hpp"
+#include "bench/uniform.hpp"
 #include "bench/torch_tarka.hpp"
 
 namespace {
 
 namespace tk = mg::frontier::tarka;
 using mg::bench::in_child;
+using mg::bench::uniform;
 
 struct Result {
   double ms = -1, loss = 0;
 };
 
-std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
-  std::vector<float> v(n);
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& e : v) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    e = static_cast<float>(scale * (static_cast<double>(x % 2000001) / 1000000.0 - 1.0));
-  }
-  return v;
-}
 
 Result ours(const mg::bench::TarkaWeights& w, mg::Backend backend, int iters) {
   using namespace mg;

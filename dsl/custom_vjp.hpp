@@ -3,7 +3,8 @@
 // `fwd` runs as ordinary nodes and names its residuals explicitly; `bwd` is traced once
 // into the region of a `custom_vjp` node (ir/ops/custom_vjp.cpp) and is itself
 // differentiable, so grad of grad works. Tensors of the graph used inside `bwd` besides
-// its parameters are captured (as extra residuals).
+// its parameters are captured (as extra residuals). Tensors `fwd` reads besides xs get no
+// gradient from `bwd`: grad with respect to one of them is a GradError (as in JAX).
 //
 //   auto spike = mg::custom_vjp(
 //       [](const Tensors& x) { return std::pair{(x[0] > 0.0).cast(f64), Tensors{x[0]}}; },

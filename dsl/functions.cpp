@@ -92,6 +92,16 @@ Tensor matmul(const Tensor& a, const Tensor& b, Loc loc) {
   const std::int64_t m = as[as.size() - 2], k = as.back(), k2 = bs[bs.size() - 2], n = bs.back();
   if (k != k2) fail("matmul", "inner dimensions differ (" + std::to_string(k) + " vs " + std::to_string(k2) + ") in " + types());
   Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
+  if (bbatch.empty() && !abatch.empty()) {
+    // [..., m, k] @ [k, n] (a Linear on a sequence): one GEMM over all rows, as torch does,
+    // not b broadcast to every batch entry (a weight-sized copy per entry, kept for backward).
+    std::int64_t rows = m;
+    for (std::int64_t d : abatch) rows *= d;
+    Shape result = abatch;
+    result.push_back(m);
+    if (b.rank() != 1) result.push_back(n);
+    return Tensor(ir::reshape(ir::matmul(ir::reshape(av, {rows, k}), bv), result));
+  }
   Shape both[] = {abatch, bbatch};
   auto batch = dsl::broadcast_shapes(both);
   if (!batch) fail("matmul", "batch dimensions cannot be broadcast in " + types());

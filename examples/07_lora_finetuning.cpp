@@ -1,8 +1,9 @@
 // Example 07: parameter-efficient fine-tuning with LoRA. Pre-trains example 06's
 // character-level GPT on the general fortune cookies, then adapts it to a different text
 // (the `songs-poems` cookies, never seen in pre-training) two ways:
-//   - LoRA (nn::LoRA around each block's MLP linears, rank r, alpha, dropout; B starts at
-//     zero, everything else frozen): the training step differentiates only the adapters and
+//   - LoRA (nn::LoRA around each block's MLP linears and MultiheadAttention::add_lora on
+//     its attention's in_proj and out_proj, rank r, alpha, dropout; B starts at zero,
+//     everything else frozen): the training step differentiates only the adapters and
 //     keeps AdamW state only for them;
 //   - full fine-tuning of every parameter, for comparison.
 // Prints the trainable fraction, the validation loss on the target before/after, and the
@@ -106,6 +107,9 @@ int main(int argc, char** argv) try {
 
   // 2. LoRA: the pre-trained weights (loaded by name; A and B are new), only adapters train.
   examples::GptT<nn::LoRA> lora(cfg);
+  // The attention's adapters without dropout: a dropped copy of each projection's input
+  // would hold more activation memory than freezing the base weights saves.
+  for (auto& block : lora.h) block.attn.add_lora({.rank = cfg.lora.rank, .alpha = cfg.lora.alpha});
   {
     Graph g;
     nn::bind(lora, g, seed + 5);  // draws A (and zero B) before the pre-trained values load
@@ -119,7 +123,7 @@ int main(int argc, char** argv) try {
     total += numel(p->shape);
     if (adapter) trainable += numel(p->shape);
   }
-  std::printf("LoRA rank %lld, alpha %g, dropout %g on every block's c_fc and c_proj (%zu new keys: A, B, dropout streams); "
+  std::printf("LoRA rank %lld, alpha %g, dropout %g on every block's c_fc and c_proj, undropped on its attention's in_proj and out_proj (%zu new keys: A, B, dropout streams); "
               "%lld of %lld parameters trainable (%.2f%%)\n",
               static_cast<long long>(cfg.lora.rank), cfg.lora.alpha, cfg.lora.dropout, rep.missing.size(),
               static_cast<long long>(trainable), static_cast<long long>(total),
@@ -155,6 +159,7 @@ int main(int argc, char** argv) try {
   for (std::size_t i = 0; i < lora.h.size(); ++i) {
     lora.h[i].c_fc.merge();
     lora.h[i].c_proj.merge();
+    lora.h[i].attn.merge_lora();
   }
   examples::Gpt merged(cfg);
   {

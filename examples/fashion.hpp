@@ -13,6 +13,7 @@
 #include <minigrad/nn.hpp>
 
 #include "examples/progress.hpp"
+#include "examples/train_loop.hpp"
 #include "minigrad/ir/dot.hpp"
 #include "minigrad/runtime/io/batches.hpp"
 #include "minigrad/runtime/io/idx.hpp"
@@ -79,40 +80,19 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
 
   io::BatchLoader loader(train_x, data.train_labels,
                          {.batch_size = recipe.batch, .shuffle = true, .drop_last = true, .seed = seed});
-  const auto t0 = std::chrono::steady_clock::now();
-  std::int64_t trained = 0;  // batches
-  for (int e = 0; e < epochs; ++e) {
-    const std::int64_t n = max_batches > 0 ? std::min(max_batches, loader.num_batches()) : loader.num_batches();
-    Progress bar("epoch " + std::to_string(e + 1) + "/" + std::to_string(epochs), n, recipe.batch);
-    double sum = 0;
-    auto ep = loader.epoch(e);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const io::Batch b = ep.batch(i);
-      sum += step.run({{"x", b.inputs}, {"y", b.targets}});
-      bar.tick(sum / static_cast<double>(i + 1));
-      ++trained;
-    }
-    bar.done();
-  }
-  const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const TrainRun trained = train_epochs(step, loader, epochs, max_batches, recipe.batch);
+  const double train_s = trained.seconds;
 
-  // Every test sample, the final partial batch included: the evaluator compiles once per
-  // batch shape and runs the trained weights in eval mode.
+  // The evaluator compiles once per batch shape and runs the trained weights in eval mode.
   nn::Evaluator<Model> predict(model, [](const Model& m, const Tensor& xb) { return argmax(m(xb), 1); }, backend);
-  io::BatchLoader test(test_x, data.test_labels, {.batch_size = eval_batch, .shuffle = false, .drop_last = false});
-  std::int64_t hits = 0;
-  for (const io::Batch& b : test.epoch(0)) {
-    Array guess = predict(b.inputs);
-    for (std::int64_t i = 0; i < guess.numel(); ++i) hits += guess.at(i) == b.targets.at(i);
-  }
-  const double acc = static_cast<double>(hits) / static_cast<double>(test.num_samples());
+  const double acc = test_accuracy(predict, test_x, data.test_labels, eval_batch);
 
   const std::string weights = (out / (recipe.name + ".safetensors")).string();
   io::save_safetensors(weights, step.parameters(), {{"model", recipe.name}, {"epochs", std::to_string(epochs)}});
   std::printf("test accuracy %.2f%%  (%s backend, %d epochs, seed %llu, %.1f s training, %.0f samples/s)\n", 100 * acc,
               args.str("backend").c_str(), epochs,
               static_cast<unsigned long long>(seed), train_s,
-              static_cast<double>(trained * recipe.batch) / train_s);
+              static_cast<double>(trained.batches * recipe.batch) / train_s);
   std::printf("wrote %s and %s/train_step.{mgir,dot,svg} (+ _overview.{dot,svg})\n", weights.c_str(), out.c_str());
   return 0;
 }

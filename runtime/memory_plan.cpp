@@ -2,6 +2,7 @@
 #include "minigrad/runtime/memory_plan.hpp"
 
 #include "minigrad/ir/op_registry.hpp"
+#include "minigrad/runtime/step_order.hpp"
 
 #include <algorithm>
 
@@ -38,8 +39,8 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& output
   // What a read of `in` reads: a view node's operand.
   const auto source = [&](ir::NodeId in) { return is_viewed(in) ? g.node(in).inputs[0] : in; };
 
-  for (ir::NodeId id = 0; id < g.size(); ++id)
-    if (live[id] && g.node(id).kind == ir::NodeKind::op && !is_viewed(id)) p.steps.push_back(id);
+  for (ir::NodeId id : step_order(g, live))
+    if (!is_viewed(id)) p.steps.push_back(id);
 
   // Last step that reads each node.
   constexpr std::size_t kNever = ~std::size_t{0};

@@ -1,6 +1,7 @@
 // Memory planning for the interpreter (DESIGN invariant 8): which op nodes run, in what
-// order, and which buffer slot each result lives in. A result's slot returns to the free
-// pool after its last use and is reused (best fit) by later results. Graph inputs,
+// order (runtime/step_order.hpp: an optimizer update right after its gradient), and
+// which buffer slot each result lives in. A result's slot returns to the free pool
+// after its last use and is reused (best fit) by later results. Graph inputs,
 // constants and the requested outputs are never pooled. A node owning regions (a loop)
 // adds, while it runs, each region's own peak (its body planned once) and its results.
 #pragma once

@@ -13,7 +13,7 @@ seconds="${1:-60}"
 runs="${MG_FUZZ_RUNS:--1}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(text_ir npy safetensors idx pipeline rules)
+[ ${#targets[@]} -gt 0 ] || targets=(text_ir npy safetensors idx pipeline rules tarka_formula)
 
 missing=()
 for p in clang-16 libclang-rt-16-dev libomp-16-dev; do

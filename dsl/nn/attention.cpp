@@ -110,6 +110,48 @@ MultiheadAttention::MultiheadAttention(std::int64_t e, std::int64_t h, Multihead
   out_proj.bias.init = constant_init(0.0);  // torch zeroes out_proj.bias in _reset_parameters
 }
 
+void MultiheadAttention::add_lora(LoRAOptions o) {
+  const std::int64_t E = embed_dim;
+  if (lora_rank > 0) throw UserError("MultiheadAttention::add_lora: the module already has LoRA adapters");
+  if (!same_embed_dim())
+    throw UserError("MultiheadAttention::add_lora: needs kdim == vdim == embed_dim (the packed in_proj_weight), got "
+                    "kdim " + std::to_string(kdim) + ", vdim " + std::to_string(vdim) + ", embed_dim " +
+                    std::to_string(E));
+  if (o.rank <= 0 || o.rank > E)
+    throw UserError("MultiheadAttention::add_lora: rank must be in [1, embed_dim] = [1, " + std::to_string(E) +
+                    "], got " + std::to_string(o.rank));
+  if (in_proj_weight.tensor.valid())
+    throw UserError("MultiheadAttention::add_lora: call it before nn::bind (the adapters are new parameters)");
+  const DType dt = in_proj_weight.dtype;
+  lora_rank = o.rank;
+  lora_alpha = o.alpha;
+  lora_A = Parameter{{o.rank, E}, dt, fan_in_uniform_init(E)};
+  lora_B = Parameter{{3 * E, o.rank}, dt, constant_init(0.0)};
+  out_lora_A = Parameter{{o.rank, E}, dt, fan_in_uniform_init(E)};
+  out_lora_B = Parameter{{E, o.rank}, dt, constant_init(0.0)};
+  lora_dropout = Dropout(o.dropout);
+  for (Parameter* p : {&in_proj_weight, &in_proj_bias, &out_proj.weight, &out_proj.bias}) p->trainable = false;
+}
+
+void MultiheadAttention::merge_lora() {
+  if (lora_rank == 0) return;
+  if (!in_proj_weight.has_value() || !lora_A.has_value() || !lora_B.has_value() || !out_lora_A.has_value() ||
+      !out_lora_B.has_value())
+    throw UserError("MultiheadAttention::merge_lora: the adapters have no values yet (bind and train first)");
+  add_low_rank(in_proj_weight, lora_B, lora_A, lora_scaling());
+  add_low_rank(out_proj.weight, out_lora_B, out_lora_A, lora_scaling());
+  lora_rank = 0;
+}
+
+Tensor MultiheadAttention::adapted(const Tensor& x, const Tensor& y, const Parameter& A, const Parameter& B,
+                                   std::int64_t row0, Loc loc) const {
+  if (lora_rank == 0) return y;
+  Tensor b = B.tensor;
+  if (B.shape[0] != y.size(-1)) b = slice(b, 0, row0, row0 + y.size(-1), 1, loc);  // q, k or v rows of lora_B
+  Tensor h = lora_dropout.p > 0 ? lora_dropout(x, loc) : x;
+  return Tensor(y + matmul(matmul(h, A.tensor.T(loc), loc), b.T(loc), loc) * lora_scaling(), loc);
+}
+
 AttentionResult MultiheadAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                                const MhaCall& call, Loc loc) const {
   LocScope at(SourceLoc::from(loc));
@@ -144,13 +186,13 @@ AttentionResult MultiheadAttention::operator()(const Tensor& query, const Tensor
   // Input projections (one GEMM for self-attention with a packed weight, as torch does).
   auto rows = [&](const Tensor& t, std::int64_t i) { return slice(t, 0, i * E, (i + 1) * E, 1, loc); };
   auto project = [&](const Tensor& x, const Tensor& w, std::int64_t i) {
-    Tensor y = matmul(x, w.T(loc), loc);
+    Tensor y = adapted(x, matmul(x, w.T(loc), loc), lora_A, lora_B, i * E, loc);
     if (has_bias) y = Tensor(y + rows(in_proj_bias.tensor, i), loc);
     return y;
   };
   Tensor q, k, v;
   if (same_embed_dim() && query.value() == key.value() && key.value() == value.value()) {
-    Tensor qkv = matmul(q_in, in_proj_weight.tensor.T(loc), loc);
+    Tensor qkv = adapted(q_in, matmul(q_in, in_proj_weight.tensor.T(loc), loc), lora_A, lora_B, 0, loc);
     if (has_bias) qkv = Tensor(qkv + in_proj_bias.tensor, loc);
     q = slice(qkv, 2, 0, E, 1, loc);
     k = slice(qkv, 2, E, 2 * E, 1, loc);
@@ -192,7 +234,7 @@ AttentionResult MultiheadAttention::operator()(const Tensor& query, const Tensor
   AttentionResult r = attend(op, heads(q, L), heads(k, S), heads(v, S), 1.0 / std::sqrt(static_cast<double>(D)),
                              blocked, additive, call.is_causal, drop, loc);
   Tensor out = r.output.permute({0, 2, 1, 3}, loc).reshape({N, L, E}, loc);
-  out = out_proj(out, loc);
+  out = adapted(out, out_proj(out, loc), out_lora_A, out_lora_B, 0, loc);
   if (rank == 2) out = squeeze(out, 0, loc);
   else if (!batch_first) out = out.transpose(0, 1, loc);
 
@@ -225,7 +267,7 @@ MultiheadAttention::CachedStep MultiheadAttention::decode_step(const Tensor& x, 
   const std::int64_t C = cache[2];
   if (C < 1 || cache_bias.shape() != Shape{C} || cache_bias.dtype() != x.dtype())
     fail(op, "cache_bias must be [" + std::to_string(C) + "] of x's dtype, got " + to_string(cache_bias.type()));
-  Tensor qkv = matmul(x, in_proj_weight.tensor.T(loc), loc);
+  Tensor qkv = adapted(x, matmul(x, in_proj_weight.tensor.T(loc), loc), lora_A, lora_B, 0, loc);
   if (has_bias) qkv = Tensor(qkv + in_proj_bias.tensor, loc);
   auto head = [&](std::int64_t i) {
     return slice(qkv, 2, i * E, (i + 1) * E, 1, loc).reshape({N, 1, H, D}, loc).permute({0, 2, 1, 3}, loc);
@@ -235,7 +277,8 @@ MultiheadAttention::CachedStep MultiheadAttention::decode_step(const Tensor& x, 
   Tensor bias = concat({cache_bias, zeros_like(slice(cache_bias, 0, 0, 1, 1, loc))}, 0, loc);
   AttentionResult r = attend(op, q, keys, values, 1.0 / std::sqrt(static_cast<double>(D)), Tensor(), bias, false,
                              nullptr, loc);
-  Tensor out = out_proj(r.output.permute({0, 2, 1, 3}, loc).reshape({N, 1, E}, loc), loc);
+  Tensor heads_out = r.output.permute({0, 2, 1, 3}, loc).reshape({N, 1, E}, loc);
+  Tensor out = adapted(heads_out, out_proj(heads_out, loc), out_lora_A, out_lora_B, 0, loc);
   return {out, k, v};
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "minigrad/dsl/nn/layers.hpp"
+#include "minigrad/dsl/nn/lora.hpp"
 
 namespace mg::nn {
 
@@ -63,9 +64,26 @@ struct MultiheadAttention {
   Parameter in_proj_bias;                                // [3E]
   Linear out_proj;
   Dropout attn_dropout;  // its random-stream counter is a buffer only when dropout > 0
+  // LoRA (peft's lora.MultiheadAttention): adapters on the packed input projection
+  // (lora_A [r, E], lora_B [3E, r]) and on out_proj (out_proj.lora_A / lora_B [r, E] /
+  // [E, r]), B zero; rank 0 when not adapted. See add_lora.
+  std::int64_t lora_rank = 0;
+  double lora_alpha = 0;
+  Parameter lora_A, lora_B, out_lora_A, out_lora_B;
+  Dropout lora_dropout{0.0};
 
   MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, MultiheadAttentionOptions o = {});
   bool same_embed_dim() const { return kdim == embed_dim && vdim == embed_dim; }
+
+  // Adds LoRA adapters to the input projection and out_proj and freezes every other
+  // parameter (call before nn::bind; needs kdim == vdim == embed_dim): the projections
+  // become x W^T + (dropout(x) A^T) B^T * alpha / rank, so training starts from the base
+  // model exactly and the step differentiates (and keeps optimizer state for) A and B only.
+  void add_lora(LoRAOptions o = {});
+  // Folds the adapters into in_proj_weight and out_proj.weight (on the current values) and
+  // drops them: the module then has exactly torch's MultiheadAttention parameters again.
+  void merge_lora();
+  double lora_scaling() const { return lora_alpha / static_cast<double>(lora_rank); }
 
   AttentionResult operator()(const Tensor& query, const Tensor& key, const Tensor& value, const MhaCall& call = {},
                              Loc loc = Loc::current()) const;
@@ -92,11 +110,25 @@ struct MultiheadAttention {
     if (has_bias) f("in_proj_bias", in_proj_bias);
     out_proj.for_each_parameter([&](const std::string& n, Parameter& p) { f("out_proj." + n, p); });
     if (attn_dropout.p > 0) f("attn_dropout.counter", attn_dropout.counter);
+    if (lora_rank > 0) {
+      f("lora_A.weight", lora_A);
+      f("lora_B.weight", lora_B);
+      f("out_proj.lora_A.weight", out_lora_A);
+      f("out_proj.lora_B.weight", out_lora_B);
+      if (lora_dropout.p > 0) f("lora_dropout.counter", lora_dropout.counter);
+    }
   }
   template <class F> void for_each_submodule(F&& f) {
     f(out_proj);
     f(attn_dropout);
+    f(lora_dropout);
   }
+
+ private:
+  // y + (dropout(x) A^T) B[rows)^T * alpha / rank: the adapter's share of a projection
+  // whose weight rows [row0, row0 + E) are adapted; y itself when not adapted.
+  Tensor adapted(const Tensor& x, const Tensor& y, const Parameter& A, const Parameter& B, std::int64_t row0,
+                 Loc loc) const;
 };
 
 }  // namespace mg::nn

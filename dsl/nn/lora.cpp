@@ -29,22 +29,25 @@ Tensor LoRA::operator()(const Tensor& x, Loc loc) const {
   return Tensor(y + delta * scaling(), loc);
 }
 
+void add_low_rank(const Parameter& W, const Parameter& B, const Parameter& A, double scale) {
+  const Array& a = A.value();
+  const Array& b = B.value();
+  Array w = W.value().clone();
+  const std::int64_t out = w.shape()[0], in = w.shape()[1], rank = a.shape()[0];
+  for (std::int64_t i = 0; i < out; ++i)
+    for (std::int64_t j = 0; j < in; ++j) {
+      double d = 0;
+      for (std::int64_t r = 0; r < rank; ++r) d += b.at(i * rank + r) * a.at(r * in + j);
+      w.set(i * in + j, w.at(i * in + j) + scale * d);
+    }
+  W.assign(std::move(w));
+}
+
 void LoRA::merge() {
   if (merged) return;
   if (!base.weight.has_value() || !lora_A.has_value() || !lora_B.has_value())
     throw UserError("LoRA::merge: the layer has no values yet (bind and train it first)");
-  const Array& A = lora_A.value();
-  const Array& B = lora_B.value();
-  Array W = base.weight.value().clone();
-  const std::int64_t out = W.shape()[0], in = W.shape()[1];
-  const double s = scaling();
-  for (std::int64_t i = 0; i < out; ++i)
-    for (std::int64_t j = 0; j < in; ++j) {
-      double d = 0;
-      for (std::int64_t r = 0; r < rank; ++r) d += B.at(i * rank + r) * A.at(r * in + j);
-      W.set(i * in + j, W.at(i * in + j) + s * d);
-    }
-  base.weight.assign(std::move(W));
+  add_low_rank(base.weight, lora_B, lora_A, scaling());
   merged = true;
 }
 

@@ -47,6 +47,10 @@ struct LoRA {
   template <class F> void for_each_submodule(F&& f) { f(lora_dropout); }
 };
 
+// W += B A * scale on the parameters' current values (W [out, in], B [out, r], A [r, in]):
+// folding a low-rank adapter into its base weight.
+void add_low_rank(const Parameter& W, const Parameter& B, const Parameter& A, double scale);
+
 // Freezes every parameter of `m` (requires_grad_(False) on a whole module): compile_train
 // then neither differentiates them nor keeps optimizer state for them.
 template <class M>

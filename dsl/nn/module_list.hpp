@@ -20,6 +20,8 @@ struct ModuleList {
   const M& operator[](std::size_t i) const { return items[i]; }
   auto begin() const { return items.begin(); }
   auto end() const { return items.end(); }
+  auto begin() { return items.begin(); }  // to configure the children (e.g. add_lora) in a loop
+  auto end() { return items.end(); }
   template <class F> void for_each_parameter(F&& f) {
     for (std::size_t i = 0; i < items.size(); ++i) nn::for_each_parameter(items[i], f, std::to_string(i) + ".");
   }

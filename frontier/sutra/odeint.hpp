@@ -38,7 +38,8 @@ struct Options {
 
 // f(t, y, params) -> dy/dt, typed like y; t is a scalar of y's dtype. Every tensor f's
 // result depends on and that needs a gradient must come in through params: the adjoint
-// differentiates f with respect to params only (a tensor f captures gets none there).
+// differentiates f with respect to params only (differentiating a tensor f captures is a
+// GradError there, naming the odeint call).
 using VectorField = std::function<Tensor(const Tensor& t, const Tensor& y, const Tensors& params)>;
 using SimpleField = std::function<Tensor(const Tensor& t, const Tensor& y)>;
 

@@ -148,7 +148,17 @@ Truth ground(const Formula& f, const Bindings& b, Loc loc) {
 }
 
 Truth ground(std::string_view text, const Bindings& b, Loc loc) {
-  return ground(*parse_formula(text, "<formula>"), b, loc);
+  FormulaPtr f;
+  try {
+    f = parse_formula(text, "<formula>");
+  } catch (const ParseError& e) {
+    // A syntax error in a string literal is found at run time: name the C++ call too,
+    // as grounding errors do, or the user cannot tell which of their formulas it was.
+    std::string m = e.message();  // "expected X, got Y\n<the line>\n<caret>": the call goes on the first line
+    m.insert(std::min(m.find('\n'), m.size()), " (grounded at " + to_string(SourceLoc::from(loc)) + ")");
+    throw ParseError(std::move(m), e.file(), e.line(), e.column());
+  }
+  return ground(*f, b, loc);
 }
 
 }  // namespace mg::frontier::tarka

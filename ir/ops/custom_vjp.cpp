@@ -10,6 +10,7 @@
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/rules.hpp"
+#include "minigrad/ir/printer.hpp"
 #include "minigrad/ir/region.hpp"
 
 namespace mg::ir {
@@ -45,6 +46,17 @@ void check(const Node& n, std::span<const Type> in) {
 std::vector<Value> custom_vjp_vjp(const VjpArgs& a) {
   const Node& n = a.node;
   const std::size_t nres = static_cast<std::size_t>(n.attrs.i64("num_residuals"));
+  // The last `fwd_reads` residuals are values the forward read besides xs. The author's
+  // backward gives them no gradient, so differentiating with respect to one of them would
+  // silently get zero: refuse, as jax.custom_vjp refuses closed-over values.
+  const std::size_t reads = static_cast<std::size_t>(n.attrs.i64("fwd_reads"));
+  for (std::size_t i = 1 + nres - reads; i < 1 + nres; ++i)
+    if (a.wants.empty() || a.wants[i])
+      throw GradError("custom_vjp: its forward reads " + describe_value(*a.out.graph, a.in[i].id) +
+                          ", which the gradient being taken depends on, but it is not one of the inputs xs, so "
+                          "the backward gives it no gradient; pass it in xs and return its gradient from the "
+                          "backward (or compute it outside what is differentiated)",
+                      n.loc);
   std::vector<Value> args(a.in.begin() + 1, a.in.end());
   args.push_back(a.cotangent);
   const std::vector<Value> dx = inline_region(*n.regions[0], *a.out.graph, args);
@@ -73,11 +85,15 @@ void register_custom_vjp_ops() {
       "(y, residuals..., xs...) -> y, whose gradient is its region (residuals..., xs..., dy) -> (dx...) instead of "
       "the derivative of the nodes that computed y; no gradient flows to y or the residuals directly";
   d.arity = -1;
-  d.attrs = {{"num_residuals", AttrKind::i64, std::nullopt}};
+  // fwd_reads: how many of the residuals (the last ones) are values the forward read
+  // besides xs; the backward ignores them and the VJP refuses to differentiate them.
+  d.attrs = {{"num_residuals", AttrKind::i64, std::nullopt}, {"fwd_reads", AttrKind::i64, std::int64_t{0}}};
   d.infer = [](std::span<const Type> in, const Attrs& attrs) {
     const std::int64_t r = attrs.i64("num_residuals");
     require(r >= 0 && r + 1 <= static_cast<std::int64_t>(in.size()),
             "num_residuals must be >= 0 and leave the result y first");
+    require(attrs.i64("fwd_reads") >= 0 && attrs.i64("fwd_reads") <= r,
+            "fwd_reads must be >= 0 and at most num_residuals");
     return in[0];
   };
   d.check_regions = check;

@@ -1,13 +1,17 @@
 // Linear-algebra ops: matmul over equal batch dims (the DSL broadcasts batch dims and
-// promotes 1-D operands with unsqueeze/squeeze before it gets here). Float kernels call
-// OpenBLAS gemm once per batch matrix; i64 uses a plain row-parallel loop with wrapping
+// promotes 1-D operands with unsqueeze/squeeze before it gets here). Float kernels run our
+// GEMM (the C99 backend's, compiled in) or OpenBLAS, by shape, once per batch matrix; i64 uses a plain row-parallel loop with wrapping
 // arithmetic (no signed-overflow UB). Invariant: a k = 0 product is all zeros.
 #include <cblas.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/gemm_c99.hpp"
 #include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
@@ -37,13 +41,75 @@ MatmulDims matmul_dims(const Node& node, const Shape& as, const Shape& bs, Trans
   return d;
 }
 
+// Our GEMM: gemm_c99.cpp's text (what the C99 backend emits), compiled by ir/meson.build
+// once per x86 ISA; the copy for this CPU is picked at first use (none: OpenBLAS).
+#if defined(__x86_64__)
+#define MG_GEMM_NATIVE_DECL(isa, T, s)                                                                                 \
+  void mg_gemm_native_##isa##_##s(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, \
+                                  const T*, std::int64_t, std::int64_t, T*, T*);
+extern "C" {
+MG_GEMM_NATIVE_DECL(avx2, float, f32)
+MG_GEMM_NATIVE_DECL(avx2, double, f64)
+MG_GEMM_NATIVE_DECL(avx512, float, f32)
+MG_GEMM_NATIVE_DECL(avx512, double, f64)
+}
+#endif
+
+template <class T>
+using NativeGemm = void (*)(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, const T*,
+                            std::int64_t, std::int64_t, T*, T*);
+
+template <class T>
+NativeGemm<T> native_gemm() {
+  static const NativeGemm<T> fn = []() -> NativeGemm<T> {
+#if defined(__x86_64__)
+    const bool f = std::is_same_v<T, float>;
+    if (__builtin_cpu_supports("avx512f"))
+      return reinterpret_cast<NativeGemm<T>>(f ? reinterpret_cast<void (*)()>(mg_gemm_native_avx512_f32)
+                                               : reinterpret_cast<void (*)()>(mg_gemm_native_avx512_f64));
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return reinterpret_cast<NativeGemm<T>>(f ? reinterpret_cast<void (*)()>(mg_gemm_native_avx2_f32)
+                                               : reinterpret_cast<void (*)()>(mg_gemm_native_avx2_f64));
+#endif
+    return nullptr;
+  }();
+  return fn;
+}
+
+// Ours or OpenBLAS, by shape, measured on one AVX-512 core (1 thread, the emitted text
+// compiled -O3 -march=native, calls alternating with OpenBLAS's): ours/OpenBLAS in f32 at
+// the MLP step's shapes is 1.24 (x @ W^T, 128x784x128), 1.04 (128x128x784), 0.97
+// (x^T @ g, 784x128x128), 1.02 (128^3, A^T), 1.0-1.1 at 256-1024^3 (f64: 1.14, 1.03, 1.25,
+// 1.16 at 256^3, 0.94 at 1024^3), but 0.78 / 0.68 with n or k = 10 (the logits layer: a
+// 32-wide tile mostly padding, or too little k to amortise a tile's load and store of C);
+// fewer than 8 rows is batch-1 work our unpacked path does (not compiled in here). So
+// OpenBLAS below 8 rows, 32 columns or a k of 32.
+bool ours_wins(const MatmulDims& d) { return d.m >= 8 && d.n >= 32 && d.k >= 32; }
+
+// B's packed panels: KC x roundup(n, NR) (+ a cache line to align). Kept per thread up to
+// 8 MiB (no allocation per call); a wider n gets a buffer of its own for the call.
+template <class T>
+bool gemm_ours(const T* a, const T* b, T* c, const MatmulDims& d, Transposed t) {
+  const NativeGemm<T> fn = native_gemm<T>();
+  if (!fn || !ours_wins(d)) return false;
+  const std::int64_t n_pad = (d.n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
+  const auto need = static_cast<std::size_t>(std::min(d.k, gemm_c99::kKC) * n_pad + gemm_c99::kAlign);
+  thread_local std::vector<T> kept;
+  std::vector<T> once;
+  std::vector<T>& buf = need * sizeof(T) <= (8u << 20) ? kept : once;
+  if (buf.size() < need) buf.resize(need);
+  fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, buf.data());
+  return true;
+}
 // C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.
 void gemm(const float* a, const float* b, float* c, const MatmulDims& d, Transposed t) {
+  if (gemm_ours(a, b, c, d, t)) return;
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
   cblas_sgemm(CblasRowMajor, t.a ? CblasTrans : CblasNoTrans, t.b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
               t.a ? m : k, b, t.b ? k : n, 0.0f, c, n);
 }
 void gemm(const double* a, const double* b, double* c, const MatmulDims& d, Transposed t) {
+  if (gemm_ours(a, b, c, d, t)) return;
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
   cblas_dgemm(CblasRowMajor, t.a ? CblasTrans : CblasNoTrans, t.b ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
               t.a ? m : k, b, t.b ? k : n, 0.0, c, n);
@@ -127,225 +193,14 @@ Type matmul_infer(std::span<const Type> in, const Attrs&) {
 
 // ---- C99 emission ----------------------------------------------------------------------
 
-// Our own GEMM (standalone exports have no BLAS; the JIT uses it too, being faster here
-// than Debian's OpenBLAS), after BLIS/GotoBLAS: any
-// operand strides (A(i,p) = a[i*ars + p*acs], B(p,j) = b[p*brs + j*bcs]), so a transposed
-// operand (a Linear's weight.T, the backward pass's x.T) is read in place; B is packed per
-// KC-deep slice into contiguous NR-column panels (in the arena scratch the emitter
-// planned; A is read in place: its MR x KC block stays in L1, and packing it per chunk
-// cost as much as the FMAs at MLP sizes), and an MR x NR register tile accumulates
-// over them, written so compilers vectorise it (-O3 -march=...). MR/NR/KC suit the
-// target's vector registers (and a microcontroller's stack); FMA where the target has a
-// fast one (C99's FP_FAST_FMA[F]). Threads take disjoint column chunks: no barrier inside,
-// so a busy machine (or BLAS threads spinning in the same process) cannot stall them.
-// Fewer than kGemmSmallM rows (batch-1 inference) skip packing. $T element type, $S name
-// suffix, $F/$U the math.h suffixes (f/F for float).
-constexpr const char* kCGemm = R"(#if defined(__AVX512F__)
-#define MG_GEMM_MR_$S 8
-#define MG_GEMM_NR_$S (64 / (int)sizeof($T) * 2)
-#define MG_GEMM_KC_$S 256
-#elif defined(__AVX__)
-#define MG_GEMM_MR_$S 6
-#define MG_GEMM_NR_$S (32 / (int)sizeof($T) * 2)
-#define MG_GEMM_KC_$S 256
-#else
-#define MG_GEMM_MR_$S 4
-#define MG_GEMM_NR_$S (16 / (int)sizeof($T) * 2)
-#define MG_GEMM_KC_$S 64
-#endif
-#if defined(FP_FAST_FMA$U)
-#define MG_GEMM_MAC_$S(acc, x, y) acc = fma$F(x, y, acc)
-#else
-#define MG_GEMM_MAC_$S(acc, x, y) acc += (x) * (y)
-#endif
-)";
-constexpr const char* kCGemmPacked = R"(/* One MR x NR register tile: c[0,mr) x [0,nr) = (add ? c : 0) + A[0,mr) x [0,kc) @ the packed
-   panel bp (NR columns, zero-padded). A is read in place, any strides: rows past mr repeat
-   row mr - 1 (computed, never stored), so the loop is always full and never reads past A. */
-static void mg_gemm_tile_$S(int64_t kc, const $T* a, int64_t ars, int64_t acs, const $T* bp, $T* c, int64_t ldc,
-                            int64_t mr, int64_t nr, int add) {
-  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S };
-  $T acc[MR][NR];
-  const $T* row[MR];
-  int64_t p, r, j;
-  for (r = 0; r < MR; ++r) {
-    row[r] = a + (r < mr ? r : mr - 1) * ars;
-    for (j = 0; j < NR; ++j) acc[r][j] = 0;
-  }
-  for (p = 0; p < kc; ++p) {
-    const $T* bpp = bp + p * NR;
-    for (r = 0; r < MR; ++r) {
-      const $T ar = row[r][p * acs];
-      MG_OMP(omp simd)
-      for (j = 0; j < NR; ++j) MG_GEMM_MAC_$S(acc[r][j], ar, bpp[j]);
-    }
-  }
-  if (mr == MR && nr == NR) {
-    for (r = 0; r < MR; ++r)
-      for (j = 0; j < NR; ++j) c[r * ldc + j] = (add ? c[r * ldc + j] : 0) + acc[r][j];
-  } else {
-    for (r = 0; r < mr; ++r)
-      for (j = 0; j < nr; ++j) c[r * ldc + j] = (add ? c[r * ldc + j] : 0) + acc[r][j];
-  }
-}
-/* dst[p][0,NR) = B(p, j) for j < nr, zero beyond: one kc-deep panel of NR columns. */
-static void mg_gemm_pack_b_$S(int64_t kc, int64_t nr, const $T* b, int64_t brs, int64_t bcs, $T* dst) {
-  enum { NR = MG_GEMM_NR_$S };
-  int64_t p, j;
-  for (p = 0; p < kc; ++p)
-    for (j = 0; j < NR; ++j) dst[p * NR + j] = j < nr ? b[p * brs + j * bcs] : 0;
-}
-/* C[m,n] (row-major) = A @ B. The NR-column panels of C are split into chunks (at most 16
-   panels, at least 8 chunks when there are enough panels), one OpenMP iteration each, so
-   threads never wait on each other inside (dynamic: a thread the OS preempts on a busy
-   machine leaves its chunks to the others): per KC-deep slice a chunk packs its B panels
-   (into `bpack`, KC x roundup(n, NR), each chunk its own columns; or, when bpack is 0, one
-   panel at a time on the stack) and runs the register tiles down all rows of A (A's
-   MR x KC block stays in L1, the chunk's B panels in L2). */
-static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
-                       int64_t brs, int64_t bcs, $T* c, $T* bpack) {
-  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S, KC = MG_GEMM_KC_$S, CH = 16 };
-  const int64_t panels = (n + NR - 1) / NR, kcmax = k < KC ? k : KC;  /* a panel's stride in bpack */
-  int64_t nch = (panels + CH - 1) / CH, ch;
-  if (nch < 8) nch = panels < 8 ? panels : 8;
-  MG_OMP(omp parallel for schedule(dynamic) if (m * n * k >= 262144))
-  for (ch = 0; ch < nch; ++ch) {
-    const int64_t t0 = ch * panels / nch, t1 = (ch + 1) * panels / nch;
-    int64_t pc, ir, jt;
-    for (pc = 0; pc < k; pc += KC) {
-      const int64_t kc = k - pc < KC ? k - pc : KC;
-      if (bpack) {
-        for (jt = t0; jt < t1; ++jt)
-          mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs,
-                            bpack + jt * NR * kcmax);
-        for (ir = 0; ir < m; ir += MR)
-          for (jt = t0; jt < t1; ++jt)
-            mg_gemm_tile_$S(kc, a + ir * ars + pc * acs, ars, acs, bpack + jt * NR * kcmax, c + ir * n + jt * NR, n,
-                            m - ir < MR ? m - ir : MR, n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
-      } else {
-        $T bstack[KC * NR];
-        for (jt = t0; jt < t1; ++jt) {
-          mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs, bstack);
-          for (ir = 0; ir < m; ir += MR)
-            mg_gemm_tile_$S(kc, a + ir * ars + pc * acs, ars, acs, bstack, c + ir * n + jt * NR, n,
-                            m - ir < MR ? m - ir : MR, n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
-        }
-      }
-    }
-  }
-}
-)";
-constexpr const char* kCGemmSmall = R"(/* A few rows (batch-1 inference), no packing. B with contiguous rows: blocks of W columns
-   of C accumulate in registers over B's rows. B with contiguous columns (weight.T) and A
-   with contiguous rows: 4 dot products at a time, each in 16 independent lanes (so they
-   vectorise without reassociating a sum; the lanes add up as a fixed tree; no simd
-   pragma: with one GCC keeps the lanes on the stack). */
-static void mg_gemm_small_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
-                             int64_t brs, int64_t bcs, $T* c) {
-  enum { W = MG_GEMM_NR_$S * 4, L = 16 };
-  int64_t i, j, j0, p, l, h;
-  for (i = 0; i < m; ++i) {
-    const $T* ai = a + i * ars;
-    $T* ci = c + i * n;
-    if (bcs == 1) {
-      for (j0 = 0; j0 < n; j0 += W) {
-        $T acc[W];
-        if (n - j0 >= W) {
-          for (j = 0; j < W; ++j) acc[j] = 0;
-          for (p = 0; p < k; ++p) {
-            const $T aip = ai[p * acs];
-            const $T* bp = b + p * brs + j0;
-            MG_OMP(omp simd)
-            for (j = 0; j < W; ++j) MG_GEMM_MAC_$S(acc[j], aip, bp[j]);
-          }
-          for (j = 0; j < W; ++j) ci[j0 + j] = acc[j];
-        } else {
-          for (j = 0; j < n - j0; ++j) acc[j] = 0;
-          for (p = 0; p < k; ++p) {
-            const $T aip = ai[p * acs];
-            const $T* bp = b + p * brs + j0;
-            for (j = 0; j < n - j0; ++j) MG_GEMM_MAC_$S(acc[j], aip, bp[j]);
-          }
-          for (j = 0; j < n - j0; ++j) ci[j0 + j] = acc[j];
-        }
-      }
-    } else if (brs == 1 && acs == 1) {
-      for (j0 = 0; j0 + 4 <= n; j0 += 4) {
-        const $T* b0 = b + j0 * bcs;
-        const $T* b1 = b0 + bcs;
-        const $T* b2 = b1 + bcs;
-        const $T* b3 = b2 + bcs;
-        $T s0[L], s1[L], s2[L], s3[L];
-        for (l = 0; l < L; ++l) s0[l] = s1[l] = s2[l] = s3[l] = 0;
-        for (p = 0; p + L <= k; p += L)
-          for (l = 0; l < L; ++l) {
-            MG_GEMM_MAC_$S(s0[l], ai[p + l], b0[p + l]);
-            MG_GEMM_MAC_$S(s1[l], ai[p + l], b1[p + l]);
-            MG_GEMM_MAC_$S(s2[l], ai[p + l], b2[p + l]);
-            MG_GEMM_MAC_$S(s3[l], ai[p + l], b3[p + l]);
-          }
-        for (l = 0; p + l < k; ++l) {
-          MG_GEMM_MAC_$S(s0[l], ai[p + l], b0[p + l]);
-          MG_GEMM_MAC_$S(s1[l], ai[p + l], b1[p + l]);
-          MG_GEMM_MAC_$S(s2[l], ai[p + l], b2[p + l]);
-          MG_GEMM_MAC_$S(s3[l], ai[p + l], b3[p + l]);
-        }
-        for (h = L / 2; h > 0; h /= 2)  /* lanes summed as a tree: 4 dependent adds, not 16 */
-          for (l = 0; l < h; ++l) {
-            s0[l] += s0[l + h];
-            s1[l] += s1[l + h];
-            s2[l] += s2[l + h];
-            s3[l] += s3[l + h];
-          }
-        ci[j0] = s0[0];
-        ci[j0 + 1] = s1[0];
-        ci[j0 + 2] = s2[0];
-        ci[j0 + 3] = s3[0];
-      }
-      for (j = j0; j < n; ++j) {  /* the last columns one at a time, still in lanes */
-        const $T* bj = b + j * bcs;
-        $T s0[L];
-        for (l = 0; l < L; ++l) s0[l] = 0;
-        for (p = 0; p + L <= k; p += L)
-          for (l = 0; l < L; ++l) MG_GEMM_MAC_$S(s0[l], ai[p + l], bj[p + l]);
-        for (l = 0; p + l < k; ++l) MG_GEMM_MAC_$S(s0[l], ai[p + l], bj[p + l]);
-        for (h = L / 2; h > 0; h /= 2)
-          for (l = 0; l < h; ++l) s0[l] += s0[l + h];
-        ci[j] = s0[0];
-      }
-    } else {
-      for (j = 0; j < n; ++j) {
-        $T sum = 0;
-        for (p = 0; p < k; ++p) MG_GEMM_MAC_$S(sum, ai[p * acs], b[p * brs + j * bcs]);
-        ci[j] = sum;
-      }
-    }
-  }
-}
-)";
-
-// The B panels' scratch is sized here, at emission time, for every target: KC deep at
-// most (MG_GEMM_KC_*) and every target's NR (<= 32) divides kGemmNPad.
-constexpr std::int64_t kGemmKC = 256, kGemmNPad = 32;
-constexpr std::int64_t kGemmSmallM = 8;  // fewer rows: mg_gemm_small (no packing, no scratch)
-
-std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
-
-std::string c_gemm_text(std::string s, DType t) {
-  const bool f = t == DType::f32;
-  for (auto [k, v] : {std::pair<std::string, std::string>{"$S", std::string(name_of(t))}, {"$T", c_type(t)},
-                      {"$F", f ? "f" : ""}, {"$U", f ? "F" : ""}})
-    for (std::size_t p; (p = s.find(k)) != std::string::npos;) s.replace(p, k.size(), v);
-  return s;
-}
-
 // Adds the GEMM definitions a call needs (one support entry each, so a module never
 // holds an unused static function: -Wall -Werror) and returns the function's name.
 std::string use_gemm(const CLoopArgs& a, DType t, bool small) {
   const std::string S = std::string(name_of(t));
-  a.support("mg_gemm_defs_" + S, c_gemm_text(kCGemm, t));
+  a.support("mg_gemm_arch", gemm_c99::arch_text());
+  a.support("mg_gemm_defs_" + S, gemm_c99::defs_text(t));
   const std::string fn = small ? "mg_gemm_small_" + S : "mg_gemm_" + S;
-  a.support(fn, c_gemm_text(small ? kCGemmSmall : kCGemmPacked, t));
+  a.support(fn, small ? gemm_c99::small_text(t) : gemm_c99::packed_text(t));
   return fn;
 }
 
@@ -401,17 +256,17 @@ void matmul_c(const CLoopArgs& a) {
     a.w.line("for (j = 0; j < " + N + "; ++j) ci[j] += aip * (uint64_t)bp[j * " + std::to_string(B.cs) + "];");
     a.w.close();
     a.w.close();
-  } else if (m < kGemmSmallM) {
+  } else if (m < gemm_c99::kSmallM) {
     // A few rows: our unpacked loops (batch-1 latency: no BLAS call overhead either).
     a.w.line(use_gemm(a, t, true) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ");");
   } else if (!a.scratch.empty()) {
-    // Our packed GEMM, in the JIT too (no BLAS call): with AVX-512 it outruns Debian's
-    // OpenBLAS (its Haswell kernels here, bench/c99_bench (c)) and reads transposes in place.
+    // Our packed GEMM (gemm_c99.cpp), in the JIT too: no BLAS call, transposes read in
+    // place, and at the MLP's shapes 1.0-1.2x OpenBLAS on one AVX-512 core (bench/c99_bench (c)).
     a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", (" + T +
              "*)" + a.scratch + ");");
   } else {
     // No planned scratch (a caller that plans none, e.g. a fused node's prologue): B panels
-    // packed one at a time on the stack; still ahead of OpenBLAS here.
+    // packed one at a time on the stack (A re-packed per panel: slower, but rare).
     a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", 0);");
   }
   a.w.close();
@@ -421,8 +276,26 @@ std::int64_t matmul_scratch(const Node& node, std::span<const Type> in) {
   const Shape& as = in[0].shape;
   const std::size_t r = as.size();
   const std::int64_t m = as[r - 2], k = as[r - 1], n = node.type.shape[r - 1];
-  if (!is_float(node.type.dtype) || m < kGemmSmallM || k == 0 || node.type.numel() == 0) return 0;
-  return std::min(k, kGemmKC) * round_up(n, kGemmNPad) * static_cast<std::int64_t>(size_of(node.type.dtype));
+  if (!is_float(node.type.dtype) || m < gemm_c99::kSmallM || k == 0 || node.type.numel() == 0) return 0;
+  const std::int64_t n_pad = (n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
+  return std::min(k, gemm_c99::kKC) * n_pad * static_cast<std::int64_t>(size_of(node.type.dtype)) + gemm_c99::kAlign;
+}
+
+// x with its last two axes swapped. A transpose of a transpose (the backward of a
+// Linear's x @ weight.T) is its operand, not a second node: the backward GEMM then reads
+// the weight itself, and weight.T stays a view every GEMM reads in place; a materialised
+// weight.T would otherwise live from the forward to the backward (a training step's
+// planned peak growing with depth by the weights' bytes).
+Value transposed(Value x) {
+  const Node& n = x.node();
+  if (n.kind == NodeKind::op && n.op == &defined_op("permute")) {
+    const I64List& p = n.attrs.list("perm");
+    const std::size_t r = p.size();
+    bool swap_last2 = r >= 2 && p[r - 1] == static_cast<std::int64_t>(r - 2) && p[r - 2] == static_cast<std::int64_t>(r - 1);
+    for (std::size_t i = 0; i + 2 < r; ++i) swap_last2 = swap_last2 && p[i] == static_cast<std::int64_t>(i);
+    if (swap_last2) return Value{x.graph, n.inputs[0]};
+  }
+  return transpose_last2(x);
 }
 
 }  // namespace
@@ -442,7 +315,7 @@ void register_linalg_ops() {
   mm.vjp = [](const VjpArgs& a) {
     if (!is_float(a.out.dtype())) return grads({Value{}, Value{}});
     Value g = a.cotangent;
-    return grads({matmul(g, transpose_last2(a.in[1])), matmul(transpose_last2(a.in[0]), g)});
+    return grads({matmul(g, transposed(a.in[1])), matmul(transposed(a.in[0]), g)});
   };
   mm.test.cases = {
       {{Type{f64, {2, 3}}, Type{f64, {3, 4}}}, {}},

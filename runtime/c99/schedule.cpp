@@ -7,6 +7,7 @@
 
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/runtime/memory_plan.hpp"
+#include "minigrad/runtime/step_order.hpp"
 
 namespace mg::rt::c99 {
 
@@ -89,10 +90,11 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
     }
   }
 
-  // Loops and what each reads (through inlined operands).
-  for (ir::NodeId id = 0; id < n; ++id) {
+  // Loops, in the interpreter's order (runtime/step_order.hpp), and what each reads
+  // (through inlined operands).
+  for (ir::NodeId id : step_order(g, s.live)) {
     const ir::Node& nd = g.node(id);
-    if (!s.live[id] || nd.kind != ir::NodeKind::op || s.inlined[id] || s.viewed[id] || folded[id]) continue;
+    if (s.inlined[id] || s.viewed[id] || folded[id]) continue;
     s.steps.push_back(id);
     std::size_t scratch = 0;
     if (nd.op->emit_c.scratch) {

@@ -118,7 +118,9 @@ class EmitCCliTest(CliTestCase):
         self.assertNotIn("= permute(", src)  # the transpose is read in place, not copied
         for line in src.splitlines():
             if line.startswith("#include"):
-                self.assertIn(line, ["#include <math.h>", "#include <stdint.h>", '#include "layer.h"'])
+                # immintrin.h: the compiler's own, only under __AVX512F__/__AVX2__ (the GEMM's FMAs)
+                self.assertIn(line, ["#include <math.h>", "#include <stdint.h>", '#include "layer.h"',
+                                     "#include <immintrin.h>"])
         self.check(self.compile_and_run(out, "layer", ["x", "w", "b"]), self.interpreter())
 
     def test_embedded_weights_leave_only_the_data_input(self):

@@ -8,6 +8,7 @@
 
 #include <minigrad/minigrad.hpp>
 
+#include "tests/ops/gradcheck.hpp"
 #include "tests/values.hpp"
 
 namespace mg {
@@ -114,6 +115,36 @@ TEST(Matmul, FollowsTorchPromotionRules) {
                  .run({{"m", vec({2, 3}, {1, 2, 3, 4, 5, 6})}, {"v", vec({3}, {1, 0, -1})}});
   expect_values(out[0], {-2, -2});
   expect_values(out[1], {2});
+}
+
+// A Linear on a sequence ([B, T, K] @ [K, N]) is one GEMM over B*T rows, as in torch: no
+// node copies the weight per batch entry (forward or backward), and the values and the
+// gradients (to second order) are those of the batched product.
+TEST(Matmul, ABatchedOperandTimesAMatrixIsOneGemmWithoutBroadcastingTheMatrix) {
+  Graph g;
+  Tensor x = g.input("x", f64, {2, 3, 4});
+  Tensor w = g.input("w", f64, {4, 5});
+  Tensor y = matmul(x, w);
+  EXPECT_EQ(y.shape(), (Shape{2, 3, 5}));
+  Tensor loss = (tanh(y) * y).sum();
+  auto [dx, dw] = grad(loss, {x, w});
+  for (ir::NodeId id = 0; id < g.ir().size(); ++id) {  // (the gradient seed's broadcast is fine)
+    const ir::Node& n = g.ir().node(id);
+    if (n.op && n.op->name == "broadcast_to") EXPECT_NE(n.type.shape, (Shape{2, 4, 5})) << "w copied per entry: %" << id;
+  }
+  Array X = Array::zeros(Type{f64, {2, 3, 4}}), W = Array::zeros(Type{f64, {4, 5}});
+  for (std::int64_t i = 0; i < X.numel(); ++i) X.set(i, std::sin(0.7 * static_cast<double>(i)));
+  for (std::int64_t i = 0; i < W.numel(); ++i) W.set(i, std::cos(0.3 * static_cast<double>(i)));
+  Array Y = compile(g, {y}).run({{"x", X}, {"w", W}})[0];
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t t = 0; t < 3; ++t)
+      for (std::int64_t n = 0; n < 5; ++n) {
+        double want = 0;
+        for (std::int64_t k = 0; k < 4; ++k) want += X.at((b * 3 + t) * 4 + k) * W.at(k * 5 + n);
+        EXPECT_NEAR(Y.at((b * 3 + t) * 5 + n), want, 1e-14);
+      }
+  auto c = mg::testing::check_gradients(loss.value(), {x.value(), w.value()}, {X, W}, 2, 1e-6, 3);
+  EXPECT_TRUE(c.ok) << c.report;
 }
 
 TEST(ShapeFunctions, PythonSemantics) {

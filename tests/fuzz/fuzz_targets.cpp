@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "minigrad/frontier/tarka/formula.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/parser.hpp"
 #include "minigrad/ir/printer.hpp"
@@ -113,6 +114,26 @@ void rules(const std::uint8_t* data, std::size_t size) {
     passes::rules::parse_rules(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.rules");
   } catch (const UserError&) {
   }
+}
+
+void tarka_formula(const std::uint8_t* data, std::size_t size) {
+  namespace tk = frontier::tarka;
+  tk::FormulaPtr f;
+  try {
+    f = tk::parse_formula(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.logic");
+  } catch (const UserError&) {
+    return;
+  }
+  // Accepted: its canonical text must parse back to the same tree and print the same.
+  const std::string printed = tk::print(*f);
+  tk::FormulaPtr again;
+  try {
+    again = tk::parse_formula(printed, "printed.logic");
+  } catch (const UserError& e) {
+    violated("a printed formula does not parse back", printed + "\n" + e.what());
+  }
+  if (!tk::same_formula(*f, *again)) violated("parse(print(f)) != f", printed);
+  if (tk::print(*again) != printed) violated("print(parse(print(f))) != print(f)", printed);
 }
 
 }  // namespace mg::fuzz

@@ -23,10 +23,12 @@ void safetensors(const std::uint8_t* data, std::size_t size); // load_safetensor
 void idx(const std::uint8_t* data, std::size_t size);         // read_idx (raw and gzip)
 void pipeline(const std::uint8_t* data, std::size_t size);    // parse_pipeline
 void rules(const std::uint8_t* data, std::size_t size);       // parse_rules
+void tarka_formula(const std::uint8_t* data, std::size_t size);  // TARKA's parse_formula -> print -> parse
 
 inline constexpr NamedTarget kTargets[] = {
     {"text_ir", text_ir}, {"npy", npy},           {"safetensors", safetensors},
     {"idx", idx},         {"pipeline", pipeline}, {"rules", rules},
+    {"tarka_formula", tarka_formula},
 };
 
 }  // namespace mg::fuzz

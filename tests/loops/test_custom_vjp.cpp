@@ -85,5 +85,41 @@ TEST(CustomVjp, ABackwardOfTheWrongTypeNamesTheUsersLine) {
   }
 }
 
+// A value the forward reads besides xs (here W) gets no gradient from the author's
+// backward: differentiating with respect to it is an error naming the custom_vjp's line
+// and the value (as jax.custom_vjp refuses closed-over values), never a silent zero.
+// Differentiating with respect to xs alone still works, and W in xs gets its gradient.
+TEST(CustomVjp, AValueTheForwardReadsBesidesItsInputsIsNeverSilentlyGivenZero) {
+  Graph g;
+  Tensor x = g.input("x", f64, {3});
+  Tensor W = g.input("W", f64, {3});
+  auto closed = custom_vjp([&](const Tensors& xs) { return std::pair{xs[0] * W, Tensors{}}; },
+                           [&](const Tensors&, const Tensors&, const Tensor& dy) { return Tensors{dy * W}; });
+  const int line = __LINE__ + 1;
+  Tensor y = closed(x).sum();
+  try {
+    grad(y, {W, x});
+    FAIL() << "expected a GradError";
+  } catch (const GradError& e) {
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
+    EXPECT_NE(std::string(e.what()).find("its forward reads input 'W' (f64[3])"), std::string::npos) << e.what();
+  }
+  // W computed from x is read too: the gradient with respect to x would miss that path.
+  Tensor z = x * 2.0;
+  auto via_z = custom_vjp([&](const Tensors& xs) { return std::pair{xs[0] * z, Tensors{}}; },
+                          [&](const Tensors&, const Tensors&, const Tensor& dy) { return Tensors{dy * z}; });
+  EXPECT_THROW(grad(via_z(x).sum(), {x}), GradError);
+
+  auto [dx] = grad(y, {x});  // W is not differentiated: its reading is harmless
+  auto explicit_w = custom_vjp([](const Tensors& xs) { return std::pair{xs[0] * xs[1], Tensors{}}; },
+                               [](const Tensors&, const Tensors& xs, const Tensor& dy) {
+                                 return Tensors{dy * xs[1], dy * xs[0]};
+                               });
+  auto [dW] = grad(explicit_w({x, W}).sum(), {W});
+  auto r = compile(g, {dx, dW}).run({{"x", values({1, 2, 3})}, {"W", values({4, 5, 6})}});
+  testing::expect_values(r[0], {4, 5, 6});
+  testing::expect_values(r[1], {1, 2, 3});
+}
+
 }  // namespace
 }  // namespace mg

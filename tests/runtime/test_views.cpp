@@ -4,13 +4,16 @@
 // element; a transpose some other op reads, or a transpose that is an output, still runs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/ops.hpp"
 #include "minigrad/passes/fuse.hpp"
+#include "minigrad/passes/grad.hpp"
 #include "minigrad/runtime/interpreter.hpp"
+#include "minigrad/runtime/memory_plan.hpp"
 
 namespace mg::rt {
 namespace {
@@ -120,6 +123,41 @@ TEST(Views, FusedMatmulPrologueReadsTheTransposeInPlace) {
   const std::vector<double> mm = reference(xv, false, wv, true);
   for (std::int64_t i = 0; i < 12; ++i)
     EXPECT_NEAR(out.at(i), std::max(0.0, mm[static_cast<std::size_t>(i)] + bv.at(i % 3)), 1e-5) << i;
+}
+
+// The backward of x @ w.T multiplies by (w.T).T: the matmul VJP takes w itself, not a
+// transpose of the transpose, so w.T stays a view both GEMMs read in place (a copy of it
+// would live from the forward to the backward of every Linear in a training step).
+TEST(Views, TheBackwardOfALinearReadsTheWeightItself) {
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f64, {4, 6}});
+  ir::Value w = g.add_input("w", Type{f64, {3, 6}});
+  ir::Value wt = ir::transpose_last2(w);
+  ir::Value loss = ir::reduce_sum(ir::tanh(ir::matmul(x, wt)), {0, 1}, false);
+  const std::vector<ir::Value> wrt{x, w};
+  const std::vector<ir::Value> d = passes::grad(loss, wrt);
+  const ir::OpDef* permute = &ir::op("permute");
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    const ir::Node& n = g.node(id);
+    if (n.op == permute) {
+      EXPECT_NE(g.node(n.inputs[0]).op, permute) << "node " << id << " transposes a transpose";
+    }
+  }
+  Executable exe = compile(g, {d[0].id});
+  const Array xv = random(f64, {4, 6}, 8), wv = random(f64, {3, 6}, 9);
+  const Array dx = exe.run({{"x", xv}, {"w", wv}})[0];
+  const std::vector<double> y = reference(xv, false, wv, true);  // x @ w.T, [4, 3]
+  for (std::int64_t i = 0; i < 4; ++i)
+    for (std::int64_t j = 0; j < 6; ++j) {
+      double want = 0;  // sum_k (1 - tanh(y[i, k])^2) w[k, j]
+      for (std::int64_t k = 0; k < 3; ++k) {
+        const double t = std::tanh(y[static_cast<std::size_t>(i * 3 + k)]);
+        want += (1 - t * t) * wv.at(k * 6 + j);
+      }
+      EXPECT_NEAR(dx.at(i * 6 + j), want, 1e-13) << i << " " << j;
+    }
+  // The transpose never runs: its one reader, the forward GEMM, reads it in place.
+  for (ir::NodeId id : exe.memory_plan().steps) EXPECT_NE(g.node(id).op, permute) << "node " << id;
 }
 
 }  // namespace

@@ -214,6 +214,7 @@ TEST(Grounding, ErrorsNameTheFormulaPositionAndTheCall) {
   expect_ground_error("forall x, x: P(x)", 1, "bound twice");
   expect_ground_error("forall x: exists[p=0.5] y: R(x, y)", 11, "exponent p >= 1");
   expect_ground_error("forall x: P(x) & Bad(x)", 18, "predicate 'Bad' returned f64[5,2], expected [5] truths");
+  expect_ground_error("forall x: R(x, x", 17, "expected ',' or ')'");  // syntax errors name the call too
 }
 
 }  // namespace

@@ -1,0 +1,14 @@
+// The machine's compute limit, measured: FMA throughput on the widest vectors the compiler
+// targets (-march=native, bench/meson.build), so every GEMM figure can be printed as a
+// fraction of what the cores can do rather than of a datasheet number.
+#pragma once
+
+namespace mg::bench {
+
+// GFLOP/s (2 flops per lane per FMA) of independent FMA chains on `threads` threads: the
+// best of `repeats` bursts of about 0.2 ms each.
+double fma_peak_gflops(int threads, int repeats = 200);
+// The vector ISA the measurement used ("AVX-512", "AVX2+FMA", "SSE/NEON (no FMA)").
+const char* fma_peak_isa();
+
+}  // namespace mg::bench

@@ -1,0 +1,27 @@
+// The C99 text of our GEMM (ir/ops/gemm_c99.cpp), emitted by matmul's C99 template for
+// the JIT and the standalone export. Register tiles follow the compiling machine's vector
+// width (AVX-512, AVX2+FMA, a portable path), chosen by the preprocessor where the C is
+// compiled, never by tuning to one CPU. Light: <string> only.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "minigrad/ir/dtype.hpp"
+
+namespace mg::ir::gemm_c99 {
+
+// The parts a module needs (one support entry each, so no module holds an unused static
+// function under -Wall -Werror): the target's tile sizes (once per module), the per-dtype
+// macros, the packed GEMM and the few-rows GEMM.
+std::string arch_text();
+std::string defs_text(DType t);
+std::string packed_text(DType t);
+std::string small_text(DType t);
+
+// The packed GEMM's B scratch, sized here at emission time for every target: KC deep at
+// most, every target's NR divides kNPad, plus kAlign bytes to align it to a cache line.
+constexpr std::int64_t kKC = 256, kNPad = 32, kAlign = 64;
+// Fewer rows than this: mg_gemm_small (no packing, no scratch).
+constexpr std::int64_t kSmallM = 8;
+
+}  // namespace mg::ir::gemm_c99
