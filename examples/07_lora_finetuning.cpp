@@ -29,7 +29,7 @@ constexpr std::int64_t kB = 16;
 
 // Bits per character over every window of `text` (as example 06's final number).
 template <class M>
-double evaluate(M& model, const std::vector<std::int64_t>& text, std::int64_t max_batches = 60) {
+double evaluate(M& model, const std::vector<std::int64_t>& text, std::int64_t max_batches) {
   const std::int64_t T = model.cfg.ctx;
   Graph g;
   nn::bind(model, g);
@@ -85,12 +85,13 @@ double mib(std::size_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 int main(int argc, char** argv) try {
   examples::Args args(argc, argv,
                       {{"pretrain-steps", "600"}, {"finetune-steps", "300"}, {"rank", "8"}, {"alpha", "16"},
-                       {"lora-dropout", "0.05"}, {"lr", "0.002"}, {"lora-lr", "0.004"}, {"seed", "0"},
+                       {"lora-dropout", "0.05"}, {"lr", "0.002"}, {"lora-lr", "0.004"}, {"seed", "0"}, {"eval-batches", "60"},
                        {"data", "/usr/share/games/fortunes"}});
   examples::GptConfig cfg;
   cfg.lora = {.rank = args.integer("rank"), .alpha = std::stod(args.str("alpha")),
               .dropout = std::stod(args.str("lora-dropout"))};
   const auto seed = static_cast<std::uint64_t>(args.integer("seed"));
+  const std::int64_t eval_batches = args.integer("eval-batches");  // windows of 16 held-out texts each
   examples::Corpus source = examples::load_fortunes(args.str("data"), examples::gpt_files());
   examples::Corpus target = examples::load_fortunes(args.str("data"), {"songs-poems"});
   std::printf("pre-training text: %zu characters; fine-tuning target (songs-poems): %zu train, %zu validation\n",
@@ -100,9 +101,9 @@ int main(int argc, char** argv) try {
   examples::Gpt base(cfg);
   train(base, source.train, args.integer("pretrain-steps"), std::stod(args.str("lr")), "pre-train", seed);
   const auto pretrained = values(base);
-  const double before = evaluate(base, target.val);
+  const double before = evaluate(base, target.val, eval_batches);
   std::printf("pre-trained model: %.3f bits/char on the source's held-out text, %.3f on the target's\n\n",
-              evaluate(base, source.val), before);
+              evaluate(base, source.val, eval_batches), before);
 
   // 2. LoRA: the pre-trained weights (loaded by name; A and B are new), only adapters train.
   examples::GptT<nn::LoRA> lora(cfg);
@@ -128,12 +129,12 @@ int main(int argc, char** argv) try {
               static_cast<long long>(trainable), static_cast<long long>(total),
               100.0 * static_cast<double>(trainable) / static_cast<double>(total));
   nn::eval(lora);
-  const double lora_start = evaluate(lora, target.val);
+  const double lora_start = evaluate(lora, target.val, eval_batches);
   nn::train(lora);
   const std::int64_t ft_steps = args.integer("finetune-steps");
   Trained lt = train(lora, target.train, ft_steps, std::stod(args.str("lora-lr")), "LoRA", seed + 2);
   nn::eval(lora);
-  const double lora_after = evaluate(lora, target.val);
+  const double lora_after = evaluate(lora, target.val, eval_batches);
 
   // 3. Full fine-tuning of a copy of the pre-trained model, same steps and recipe.
   examples::Gpt full(cfg);
@@ -143,7 +144,7 @@ int main(int argc, char** argv) try {
   }
   nn::load_parameters(nn::named_parameters(full), pretrained, {}, "pre-trained");
   Trained ft = train(full, target.train, ft_steps, std::stod(args.str("lr")), "full", seed + 2);
-  const double full_after = evaluate(full, target.val);
+  const double full_after = evaluate(full, target.val, eval_batches);
 
   std::printf("\n%-22s %12s %14s %16s %18s\n", "target (songs-poems)", "val before", "val after",
               "step peak (MiB)", "state (MiB)");
@@ -166,7 +167,7 @@ int main(int argc, char** argv) try {
     nn::bind(merged, g);
   }
   nn::load_parameters(nn::named_parameters(merged), values(lora), {}, "merged LoRA");  // strict: same names
-  const double merged_val = evaluate(merged, target.val);
+  const double merged_val = evaluate(merged, target.val, eval_batches);
   std::printf("merged into a plain GPT (example 06's type, exports to C99 like it): %.4f bits/char (LoRA: %.4f)\n",
               merged_val, lora_after);
 

@@ -67,7 +67,7 @@ constexpr Command kCommands[] = {
      "weight sizes. Compiles with gcc/clang -std=c99 -Wall -Wextra -pedantic -Werror.",
      run_emit_c},
     {"verify-rules", "prove every rewrite rule with Z3 (reals and IEEE f32/f64); print the table",
-     "verify-rules [--timeout-ms=N] [--rule=NAME]... [--quiet]",
+     "verify-rules [--timeout-ms=N] [--rule=NAME]... [--proof-cache=DIR] [--quiet]",
      "Proves each rule of the shipped rewrite table the way its label claims. Elementwise\n"
      "rules are encoded from the table with each op's Z3 semantics and proved over the reals\n"
      "and over IEEE-754 f32 and f64: exact (bit-exact in IEEE, NaN/+-0/inf included), real\n"

@@ -31,6 +31,10 @@ struct CheckOptions {
   // deterministic: a proof that fits succeeds however loaded the machine is, so tests
   // bound work this way and leave the clock unbounded.
   unsigned rlimit = 0;
+  // A directory for the proof cache (passes/rules/proof_cache.hpp): a query whose exact
+  // text (rule, op semantics, limits, Z3 version) was decided before is not solved again.
+  // Empty: no cache. The test suite keeps one under the build directory.
+  std::string proof_cache;
 };
 
 enum class Verdict : std::uint8_t { proved, refuted, unknown, skipped };
@@ -41,6 +45,7 @@ struct TheoryResult {
   std::string counterexample;  // "x = -0, y = 1.5" when refuted
   double seconds = 0;
   std::uint64_t work = 0;  // Z3's resource units spent (its "rlimit count"), all attempts
+  bool cached = false;     // the verdict came from the proof cache (work: when it was proved)
 };
 
 struct CheckResult {

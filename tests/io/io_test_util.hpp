@@ -41,7 +41,11 @@ inline std::string read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Removes the file first: truncating a file that has data makes ext4 (auto_da_alloc) flush
+// it to disk on close, and the fuzz-style tests rewrite one file thousands of times.
 inline void write_bytes(const std::string& path, const std::string& bytes) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }

@@ -29,12 +29,15 @@ int run_verify_rules(const Command& self, Args args) {
       "rlimit", po::value<unsigned>()->default_value(0),
       "Z3 resource units per query (deterministic, unlike the time limit; 0: none)")(
       "rule", po::value<std::vector<std::string>>()->value_name("NAME"), "check only these rules")(
+      "proof-cache", po::value<std::string>()->value_name("DIR"),
+      "reuse verdicts stored in DIR for queries whose exact text was proved before (and store new ones)")(
       "quiet,q", "print only failures and the summary");
   po::variables_map vm;
   if (!parse_command_line(self, args, options, {}, 0, vm)) return kOk;
   passes::rules::CheckOptions opt;
   opt.timeout_ms = vm["timeout-ms"].as<unsigned>();
   opt.rlimit = vm["rlimit"].as<unsigned>();
+  if (vm.count("proof-cache")) opt.proof_cache = vm["proof-cache"].as<std::string>();
   std::vector<std::string> only;
   if (vm.count("rule")) only = vm["rule"].as<std::vector<std::string>>();
   const auto& set = passes::rules::shipped_rules();
@@ -42,7 +45,7 @@ int run_verify_rules(const Command& self, Args args) {
     if (!set.find(name)) throw UsageError("no rule named '" + name + "'");
   std::size_t checked = 0;
   std::map<std::string, int> counts;
-  int failures = 0;
+  int failures = 0, queries = 0, cached = 0;
   double total = 0;
   std::printf("%-28s %-11s %-11s %-9s %-9s %-9s %8s %12s\n", "rule", "declared", "proven", "reals", "f32", "f64",
               "seconds", "z3 units");
@@ -52,6 +55,10 @@ int run_verify_rules(const Command& self, Args args) {
     ++checked;
     total += res.seconds;
     ++counts[std::string(passes::rules::name_of(res.proven))];
+    for (const auto* t : {&res.reals, &res.f32, &res.f64}) {
+      queries += t->verdict != passes::rules::Verdict::skipped;
+      cached += t->cached;
+    }
     bool ok = res.matches_declared();
     failures += ok ? 0 : 1;
     if (ok && vm.count("quiet")) continue;
@@ -68,6 +75,7 @@ int run_verify_rules(const Command& self, Args args) {
   std::printf("\n%zu rules:", checked);
   for (auto& [label, n] : counts) std::printf(" %d %s,", n, label.c_str());
   std::printf(" %.2f s; %d not proven as declared\n", total, failures);
+  if (!opt.proof_cache.empty()) std::printf("%d of %d Z3 queries answered by the proof cache\n", cached, queries);
   return failures ? kUserError : kOk;
 }
 
