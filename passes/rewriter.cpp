@@ -14,21 +14,16 @@ namespace {
 
 Value append_copy(Graph& dst, const Node& old, std::span<const Value> inputs,
                   std::vector<std::unique_ptr<Graph>> regions) {
-  auto n = std::make_unique<Node>();
-  n->kind = old.kind;
-  n->op = old.op;
-  n->inputs.reserve(inputs.size());  // one allocation, not one per growth step
-  for (const Value& v : inputs) {
-    MG_ASSERT(v.graph == &dst, "rewriter: operand from another graph");
-    n->inputs.push_back(v.id);
-  }
-  n->attrs = old.attrs;
-  n->type = old.type;
-  n->loc = old.loc;
-  n->name = old.name;
-  n->literal = old.literal;  // shared, immutable
-  n->regions = std::move(regions);
-  Value v = dst.append(std::move(n));
+  Node n;
+  n.kind = old.kind;
+  n.op = old.op;
+  n.attrs = old.attrs;
+  n.type = old.type;
+  n.loc = old.loc;
+  n.name = old.name;
+  n.literal = old.literal;  // shared, immutable
+  n.regions = std::move(regions);
+  Value v = dst.append(std::move(n), inputs);
   dst.mutable_node(v.id).role = old.role;
   return v;
 }
