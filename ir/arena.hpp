@@ -6,6 +6,7 @@
 // memory in order.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <memory>
@@ -19,11 +20,13 @@
 namespace mg::ir {
 
 // A vector whose elements never move: block k holds kFirst << k elements, so element i is
-// in block bit_width(i / kFirst + 1) - 1. Elements [0, size()) are constructed.
+// in block bit_width(i / kFirst + 1) - 1. Elements [0, size()) are constructed. The first
+// block is small (most graphs are small region bodies: a fused node's has a handful of
+// nodes) and the block table is inline, so a small graph costs one allocation.
 template <class T>
 class StableVector {
  public:
-  static constexpr std::size_t kLog2First = 4;
+  static constexpr std::size_t kLog2First = 3;
   static constexpr std::size_t kFirst = std::size_t{1} << kLog2First;
 
   StableVector() = default;
@@ -31,7 +34,7 @@ class StableVector {
   StableVector& operator=(const StableVector&) = delete;
   ~StableVector() {
     truncate(0);
-    for (std::size_t k = 0; k < blocks_.size(); ++k)
+    for (std::size_t k = 0; k < used_; ++k)
       ::operator delete(blocks_[k], capacity_of(k) * sizeof(T), std::align_val_t{alignof(T)});
   }
 
@@ -49,8 +52,10 @@ class StableVector {
 
   T& push_back(T&& value) {
     const auto [k, off] = locate(size_);
-    if (k == blocks_.size())
-      blocks_.push_back(static_cast<T*>(::operator new(capacity_of(k) * sizeof(T), std::align_val_t{alignof(T)})));
+    if (k == used_) {
+      if (k == kMaxBlocks) throw std::length_error("StableVector: too many elements");
+      blocks_[used_++] = static_cast<T*>(::operator new(capacity_of(k) * sizeof(T), std::align_val_t{alignof(T)}));
+    }
     T* p = ::new (blocks_[k] + off) T(std::move(value));
     ++size_;
     return *p;
@@ -76,7 +81,9 @@ class StableVector {
                             " nodes)");
   }
 
-  std::vector<T*> blocks_;
+  static constexpr std::size_t kMaxBlocks = 32;  // 8 * (2^32 - 1) elements: past any 32-bit id
+  std::array<T*, kMaxBlocks> blocks_{};
+  std::size_t used_ = 0;  // blocks allocated
   std::size_t size_ = 0;
 };
 

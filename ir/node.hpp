@@ -65,12 +65,12 @@ class Operands {
 struct Node {
   NodeId id = kNoNode;
   NodeKind kind = NodeKind::op;
+  Role role = Role::forward;  // (next to kind: no padding hole)
   const OpDef* op = nullptr;  // null for input and constant
   Operands inputs;            // set by Graph::append
   Attrs attrs;
   Type type;
   SourceLoc loc;
-  Role role = Role::forward;
   std::string name;                             // inputs: the graph input's name
   std::shared_ptr<const Array> literal;         // constants: the value
   std::vector<std::unique_ptr<Graph>> regions;  // subgraphs owned by this op

@@ -49,10 +49,10 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
   // Regions recurse into run(): keep the enclosing walk's state.
   const Graph* saved_src = src_;
   Graph* saved_dst = dst_;
-  std::vector<Value> saved_memo = std::move(memo_);
+  std::vector<NodeId> saved_memo = std::move(memo_);
   src_ = &g;
   dst_ = out.get();
-  memo_.assign(g.size(), Value{});
+  memo_.assign(g.size(), ir::kNoNode);
   std::vector<bool> live;
   if (depth_ == 0 && !keep_.empty()) live = keep_;
   else if (only_live_) live = g.reachable_from(g.outputs);
@@ -61,13 +61,13 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
   for (NodeId id = 0; id < g.size(); ++id) {
     const Node& n = g.node(id);
     if (n.kind == ir::NodeKind::input) {
-      memo_[id] = out->add_input(n.name, n.type, n.loc);
-      out->mutable_node(memo_[id].id).role = n.role;
+      memo_[id] = out->add_input(n.name, n.type, n.loc).id;
+      out->mutable_node(memo_[id]).role = n.role;
       continue;
     }
     if (!live.empty() && !live[id]) continue;
     ins.clear();
-    for (NodeId in : n.inputs) ins.push_back(memo_[in]);
+    for (NodeId in : n.inputs) ins.push_back(memo_[in] == ir::kNoNode ? Value{} : Value{out.get(), memo_[in]});
     Value r;
     if (fn_) r = fn_(*this, n, ins);
     if (!r.valid()) {
@@ -76,9 +76,9 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
       MG_ASSERT(r.graph == out.get() && r.type() == n.type,
                 "rewriter: replacement of " + n.op_name() + " has another graph or type");
     }
-    memo_[id] = r;
+    memo_[id] = r.id;
   }
-  for (NodeId o : g.outputs) out->outputs.push_back(memo_.at(o).id);
+  for (NodeId o : g.outputs) out->outputs.push_back(memo_.at(o));
   out->output_names = g.output_names;
   --depth_;
   src_ = saved_src;
