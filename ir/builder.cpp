@@ -71,15 +71,13 @@ Value make_op(Graph& g, const OpDef& def, std::vector<Value> inputs, Attrs attrs
   } catch (const ShapeError& e) {
     throw ShapeError("op '" + def.name + "': " + e.message() + " (got " + types_of(types) + ")", loc);
   }
-  auto n = std::make_unique<Node>();
-  n->kind = NodeKind::op;
-  n->op = &def;
-  n->inputs.reserve(inputs.size());
-  for (const Value& v : inputs) n->inputs.push_back(v.id);
-  n->attrs = std::move(attrs);
-  n->type = std::move(out);
-  n->loc = loc;
-  return g.append(std::move(n));
+  Node n;
+  n.kind = NodeKind::op;
+  n.op = &def;
+  n.attrs = std::move(attrs);
+  n.type = std::move(out);
+  n.loc = loc;
+  return g.append(std::move(n), std::span<const Value>(inputs));
 }
 
 Value make_op(const OpDef& def, std::vector<Value> inputs, Attrs attrs) {

@@ -1,6 +1,8 @@
 // Graph construction and the shared walk helpers.
 #include "minigrad/ir/graph.hpp"
 
+#include <algorithm>
+
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 
@@ -33,11 +35,11 @@ Value Graph::add_input(std::string name, Type type, SourceLoc loc) {
   } catch (const ShapeError& e) {
     throw ShapeError("input '" + name + "': " + e.message(), loc);
   }
-  auto n = std::make_unique<Node>();
-  n->kind = NodeKind::input;
-  n->name = name;
-  n->type = std::move(type);
-  n->loc = loc;
+  Node n;
+  n.kind = NodeKind::input;
+  n.name = name;
+  n.type = std::move(type);
+  n.loc = loc;
   Value v = append(std::move(n));
   inputs_.push_back(v.id);
   input_by_name_[name] = v.id;
@@ -45,21 +47,39 @@ Value Graph::add_input(std::string name, Type type, SourceLoc loc) {
 }
 
 Value Graph::add_constant(Array value, SourceLoc loc) {
-  auto n = std::make_unique<Node>();
-  n->kind = NodeKind::constant;
-  n->type = value.type();
-  n->literal = std::make_shared<const Array>(std::move(value));
-  n->loc = loc;
+  Node n;
+  n.kind = NodeKind::constant;
+  n.type = value.type();
+  n.literal = std::make_shared<const Array>(std::move(value));
+  n.loc = loc;
   return append(std::move(n));
 }
 
-Value Graph::append(std::unique_ptr<Node> node) {
-  node->id = static_cast<NodeId>(nodes_.size());
-  node->role = current_role;
-  for (NodeId in : node->inputs)
-    MG_ASSERT(in < node->id, "node input defined after use");
+Value Graph::append(Node node, std::span<const NodeId> inputs) {
+  NodeId* run = operands_.allocate(inputs.size());
+  std::copy(inputs.begin(), inputs.end(), run);
+  return push(std::move(node), run, inputs.size());
+}
+
+Value Graph::append(Node node, std::span<const Value> inputs) {
+  NodeId* run = operands_.allocate(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    MG_ASSERT(inputs[k].graph == this, "graph: an operand is a value of another graph");
+    run[k] = inputs[k].id;
+  }
+  return push(std::move(node), run, inputs.size());
+}
+
+Value Graph::push(Node&& node, NodeId* operands, std::size_t count) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  MG_ASSERT(id != kNoNode, "graph: too many nodes for a 32-bit node id");
+  for (std::size_t k = 0; k < count; ++k) MG_ASSERT(operands[k] < id, "node input defined after use");
+  node.id = id;
+  node.role = current_role;
+  node.inputs.data_ = operands;
+  node.inputs.size_ = static_cast<std::uint32_t>(count);
   nodes_.push_back(std::move(node));
-  return {this, nodes_.back()->id};
+  return {this, id};
 }
 
 Value Graph::input(std::string_view name) {
@@ -72,14 +92,15 @@ void Graph::retain_live() {
   std::vector<NodeId> map(nodes_.size(), kNoNode);
   NodeId kept = 0;
   for (NodeId id = 0; id < nodes_.size(); ++id) {
-    Node& n = *nodes_[id];
-    if (n.kind != NodeKind::input && !live[id]) continue;  // freed below or when overwritten
-    for (NodeId& in : n.inputs) in = map[in];
+    Node& n = nodes_[id];
+    if (n.kind != NodeKind::input && !live[id]) continue;  // destroyed below or when overwritten
+    // Operand runs are remapped in place; a dropped node's run stays unused in the pool.
+    for (std::uint32_t k = 0; k < n.inputs.size_; ++k) n.inputs.data_[k] = map[n.inputs.data_[k]];
     n.id = map[id] = kept;
-    if (kept != id) nodes_[kept] = std::move(nodes_[id]);
+    if (kept != id) nodes_[kept] = std::move(n);
     ++kept;
   }
-  nodes_.resize(kept);
+  nodes_.truncate(kept);
   for (NodeId& in : inputs_) in = map[in];
   for (auto& [name, id] : input_by_name_) id = map[id];
   for (NodeId& o : outputs) o = map[o];
@@ -90,7 +111,7 @@ std::vector<bool> Graph::reachable_from(std::span<const NodeId> roots) const {
   for (NodeId r : roots) live.at(r) = true;
   for (std::size_t i = nodes_.size(); i-- > 0;)
     if (live[i])
-      for (NodeId in : nodes_[i]->inputs) live[in] = true;
+      for (NodeId in : nodes_[i].inputs) live[in] = true;
   return live;
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "minigrad/ir/arena.hpp"
 #include "minigrad/ir/node.hpp"
 
 namespace mg::ir {
@@ -39,11 +40,16 @@ class Graph {
   // Adds a named input. Names are unique within a graph.
   Value add_input(std::string name, Type type, SourceLoc loc = ambient_loc());
   Value add_constant(Array value, SourceLoc loc = ambient_loc());
-  // Appends an op node; the caller (the builder) has validated attrs and inferred type.
-  Value append(std::unique_ptr<Node> node);
+  // Appends an op node with `inputs` as its operands (node.inputs is ignored: the graph
+  // stores operand lists itself); the caller (the builder) has validated attrs and
+  // inferred type. The node is moved into the graph's storage: no allocation per node.
+  Value append(Node node, std::span<const NodeId> inputs = {});
+  // The same with operands given as values, which must be values of this graph.
+  Value append(Node node, std::span<const Value> inputs);
 
-  const Node& node(NodeId id) const { return *nodes_.at(id); }
-  Node& mutable_node(NodeId id) { return *nodes_.at(id); }
+  // References stay valid while the graph grows (the storage never moves a node).
+  const Node& node(NodeId id) const { return nodes_.at(id); }
+  Node& mutable_node(NodeId id) { return nodes_.at(id); }
   std::size_t size() const { return nodes_.size(); }
   Value value(NodeId id) { return {this, id}; }
 
@@ -72,7 +78,10 @@ class Graph {
   void retain_live();
 
  private:
-  std::vector<std::unique_ptr<Node>> nodes_;
+  Value push(Node&& node, NodeId* operands, std::size_t count);
+
+  StableVector<Node> nodes_;  // in id order, in blocks: see ir/arena.hpp
+  RunPool<NodeId> operands_;  // every node's operand list
   std::vector<NodeId> inputs_;
   std::unordered_map<std::string, NodeId> input_by_name_;
   std::weak_ptr<Graph> owner_;

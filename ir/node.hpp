@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,40 @@ enum class NodeKind : std::uint8_t {
 //   update        a training step's optimizer update (gradient clipping, state, new values)
 enum class Role : std::uint8_t { forward, adjoint, second_order, update };
 
+// A node's operands: a view of one run of ids in its graph's operand pool (see Graph), so
+// an operand list costs no allocation of its own. Read like a const vector; only the
+// graph that owns the node sets or remaps it (Graph::append, Graph::retain_live).
+class Operands {
+ public:
+  using value_type = NodeId;
+  using const_iterator = const NodeId*;
+  using iterator = const NodeId*;
+
+  const NodeId* begin() const { return data_; }
+  const NodeId* end() const { return data_ + size_; }
+  const NodeId* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  NodeId operator[](std::size_t k) const { return data_[k]; }
+  NodeId front() const { return data_[0]; }
+  NodeId back() const { return data_[size_ - 1]; }
+  operator std::span<const NodeId>() const { return {data_, size_}; }
+
+ private:
+  friend class Graph;
+  NodeId* data_ = nullptr;
+  std::uint32_t size_ = 0;
+};
+
 struct Node {
   NodeId id = kNoNode;
   NodeKind kind = NodeKind::op;
+  Role role = Role::forward;  // (next to kind: no padding hole)
   const OpDef* op = nullptr;  // null for input and constant
-  std::vector<NodeId> inputs;
+  Operands inputs;            // set by Graph::append
   Attrs attrs;
   Type type;
   SourceLoc loc;
-  Role role = Role::forward;
   std::string name;                             // inputs: the graph input's name
   std::shared_ptr<const Array> literal;         // constants: the value
   std::vector<std::unique_ptr<Graph>> regions;  // subgraphs owned by this op

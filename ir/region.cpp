@@ -11,17 +11,16 @@ namespace {
 
 // Appends a copy of `old` (an op or constant) to `dst` with `inputs` as operands.
 Value copy_into(Graph& dst, const Node& old, std::span<const NodeId> inputs, bool keep_role) {
-  auto n = std::make_unique<Node>();
-  n->kind = old.kind;
-  n->op = old.op;
-  n->inputs.assign(inputs.begin(), inputs.end());
-  n->attrs = old.attrs;
-  n->type = old.type;
-  n->loc = old.loc;
-  n->name = old.name;
-  n->literal = old.literal;  // shared, immutable
-  for (const auto& r : old.regions) n->regions.push_back(clone_region(*r));
-  Value v = dst.append(std::move(n));
+  Node n;
+  n.kind = old.kind;
+  n.op = old.op;
+  n.attrs = old.attrs;
+  n.type = old.type;
+  n.loc = old.loc;
+  n.name = old.name;
+  n.literal = old.literal;  // shared, immutable
+  for (const auto& r : old.regions) n.regions.push_back(clone_region(*r));
+  Value v = dst.append(std::move(n), inputs);
   if (keep_role) dst.mutable_node(v.id).role = old.role;
   return v;
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/passes/rewriter.hpp"
@@ -57,9 +58,56 @@ std::size_t hash_type(const Type& t) {
 }
 std::string_view bytes_of(const Array& a) { return {static_cast<const char*>(a.raw()), a.nbytes()}; }
 
-// The table of one graph being built (the top level or a region body).
-struct Table {
-  std::unordered_multimap<std::size_t, NodeId> by_hash;
+// The table of one graph being built (the top level or a region body): open addressing
+// over dense 8-byte slots (32-bit hash, node id), linear probing, doubled at half load.
+// No allocation per entry and one cache line per probe: a node-based multimap made CSE
+// the super-linear pass on large graphs (a heap node and a pointer chase per entry).
+class Table {
+ public:
+  // The node recorded under hash `h` for which same(id) holds, else kNoNode.
+  template <class Same>
+  NodeId find(std::size_t h, Same&& same) const {
+    if (slots_.empty()) return ir::kNoNode;
+    const std::uint32_t key = key_of(h);
+    for (std::size_t i = key & mask(); slots_[i].id != ir::kNoNode; i = (i + 1) & mask())
+      if (slots_[i].key == key && same(slots_[i].id)) return slots_[i].id;
+    return ir::kNoNode;
+  }
+  void insert(std::size_t h, NodeId id) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    place({key_of(h), id});
+    ++count_;
+  }
+
+ private:
+  struct Slot {
+    std::uint32_t key = 0;
+    NodeId id = ir::kNoNode;
+  };
+  // murmur3's 64-bit finalizer: every bit of h reaches the 32 kept (the index is its low bits).
+  static std::uint32_t key_of(std::size_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb93fe53a87b9ULL;
+    h ^= h >> 33;
+    return static_cast<std::uint32_t>(h);
+  }
+  std::size_t mask() const { return slots_.size() - 1; }
+  void place(Slot s) {
+    std::size_t i = s.key & mask();
+    while (slots_[i].id != ir::kNoNode) i = (i + 1) & mask();
+    slots_[i] = s;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+    for (const Slot& s : old)
+      if (s.id != ir::kNoNode) place(s);
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t count_ = 0;
 };
 
 }  // namespace
@@ -78,21 +126,18 @@ std::unique_ptr<ir::Graph> eliminate_common_subexpressions(const ir::Graph& g) {
       for (const ir::Value& v : ins) h = mix(h, v.id);
       h = mix(h, hash_attrs(n.attrs));
     }
-    auto [lo, hi] = table.by_hash.equal_range(h);
-    for (auto it = lo; it != hi; ++it) {
-      const Node& m = dst.node(it->second);
-      if (m.kind != n.kind || m.type != n.type) continue;
-      if (n.kind == ir::NodeKind::constant) {
-        if (bytes_of(*m.literal) == bytes_of(*n.literal)) return dst.value(m.id);
-        continue;
-      }
-      if (m.op != n.op || m.inputs.size() != ins.size() || !m.regions.empty()) continue;
-      bool same = true;
-      for (std::size_t i = 0; i < ins.size() && same; ++i) same = m.inputs[i] == ins[i].id;
-      if (same && same_attrs(m.attrs, n.attrs)) return dst.value(m.id);
-    }
+    const NodeId found = table.find(h, [&](NodeId id) {
+      const Node& m = dst.node(id);
+      if (m.kind != n.kind || m.type != n.type) return false;
+      if (n.kind == ir::NodeKind::constant) return bytes_of(*m.literal) == bytes_of(*n.literal);
+      if (m.op != n.op || m.inputs.size() != ins.size() || !m.regions.empty()) return false;
+      for (std::size_t i = 0; i < ins.size(); ++i)
+        if (m.inputs[i] != ins[i].id) return false;
+      return same_attrs(m.attrs, n.attrs);
+    });
+    if (found != ir::kNoNode) return dst.value(found);
     ir::Value v = r.copy(n, ins);
-    table.by_hash.emplace(h, v.id);
+    table.insert(h, v.id);
     return v;
   }, /*only_live=*/true);  // hashing dead nodes is wasted work (and memory on big graphs)
   return rw.run(g);

@@ -39,9 +39,10 @@ std::vector<Array> run_region(const ir::Graph& body, std::span<const Array> args
 
 std::unique_ptr<ir::Graph> fold_constants(const ir::Graph& g, FoldOptions options) {
   bool folded = false;
+  std::vector<const Array*> args;  // reused: no allocation per node
   GraphRewriter rw([&](GraphRewriter& r, const ir::Node& n, std::span<const ir::Value> ins) -> ir::Value {
     if (n.kind != ir::NodeKind::op || n.op->traits.random || !n.op->kernel) return {};
-    std::vector<const Array*> args;
+    args.clear();
     std::int64_t largest_operand = 0;
     for (const ir::Value& v : ins) {
       const ir::Node& in = v.node();

@@ -4,7 +4,6 @@
 #include "minigrad/passes/fuse.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/errors.hpp"
@@ -26,6 +25,7 @@ enum class Member : std::uint8_t { none, elementwise, broadcast, full, matmul, r
 struct Group {
   NodeId root;
   std::vector<NodeId> members;  // including root; ascending ids after close()
+  std::vector<Member> kinds;    // parallel to members
   std::vector<NodeId> params;   // outside operands, in first-use order
   NodeId matmul = ir::kNoNode;
 };
@@ -54,6 +54,9 @@ class Fuser {
     for (NodeId o : g_.outputs) uses[o] += 1u << 16;
 
     group_of_.assign(size, kNone);
+    kind_.assign(size, Member::none);
+    stamp_of_.assign(size, 0);
+    in_body_.assign(size, ir::kNoNode);
     for (NodeId id = static_cast<NodeId>(size); id-- > 0;) {
       if (!live[id] || group_of_[id] != kNone) continue;
       if (elementwise(g_.node(id)) || fusable_reduction(g_.node(id), uses)) grow(id, uses);
@@ -112,19 +115,24 @@ class Fuser {
     // The loop runs over the root's elements, or over a reduction's operand.
     const Type& loop = reduce ? g_.node(g_.node(root).inputs[0]).type : g_.node(root).type;
     const std::size_t gi = groups_.size();
-    std::vector<NodeId> work{root};
+    // Membership of this group: kind_[x] where stamp_of_[x] is this grow's stamp (dense
+    // arrays indexed by id, reset by bumping the stamp: no map and no allocation a node).
+    const std::uint32_t stamp = ++stamp_;
+    auto in_group = [&](NodeId x) { return stamp_of_[x] == stamp; };
+    auto set_kind = [&](NodeId x, Member k) { stamp_of_[x] = stamp, kind_[x] = k; };
+    work_.assign(1, root);
     std::vector<NodeId> members{root};
-    std::map<NodeId, Member> kind{{root, reduce ? Member::reduce : Member::elementwise}};
-    while (!work.empty()) {
-      NodeId m = work.back();
-      work.pop_back();
+    set_kind(root, reduce ? Member::reduce : Member::elementwise);
+    while (!work_.empty()) {
+      NodeId m = work_.back();
+      work_.pop_back();
       for (NodeId x : g_.node(m).inputs) {
-        if (kind.count(x)) continue;
+        if (in_group(x)) continue;
         const Node& xn = g_.node(x);
         Member k = Member::none;
         if (group_of_[x] == kNone && uses[x] == 1 && elementwise(xn) && xn.type.shape == loop.shape) {
           k = Member::elementwise;
-        } else if (is(xn, bcast_) && xn.type.shape == loop.shape && kind.at(m) != Member::matmul) {
+        } else if (is(xn, bcast_) && xn.type.shape == loop.shape && kind_[m] != Member::matmul) {
           k = Member::broadcast;
         } else if (is(xn, full_) && xn.type.shape == loop.shape) {
           k = Member::full;
@@ -135,9 +143,9 @@ class Fuser {
           grp.matmul = x;
         }
         if (k == Member::none) continue;  // a param (or a constant copied into the body)
-        kind[x] = k;
+        set_kind(x, k);
         members.push_back(x);
-        if (k == Member::elementwise) work.push_back(x);
+        if (k == Member::elementwise) work_.push_back(x);
       }
     }
     if (members.size() < 2) return;
@@ -148,47 +156,49 @@ class Fuser {
       for (NodeId x : g_.node(grp.matmul).inputs)
         if (std::find(grp.params.begin(), grp.params.end(), x) == grp.params.end()) grp.params.push_back(x);
     for (NodeId m : members) {
-      if (kind.at(m) == Member::full) continue;
+      if (kind_[m] == Member::full) continue;
       for (NodeId x : g_.node(m).inputs) {
-        if (kind.count(x) || g_.node(x).kind == NodeKind::constant) continue;
+        if (in_group(x) || g_.node(x).kind == NodeKind::constant) continue;
         if (std::find(grp.params.begin(), grp.params.end(), x) == grp.params.end()) grp.params.push_back(x);
       }
     }
     if (grp.params.empty()) return;  // all constant: fold's business
     for (NodeId m : members)
-      if (kind.at(m) == Member::elementwise || kind.at(m) == Member::matmul || kind.at(m) == Member::reduce)
+      if (kind_[m] == Member::elementwise || kind_[m] == Member::matmul || kind_[m] == Member::reduce)
         group_of_[m] = gi;
     group_of_[root] = gi;
+    grp.kinds.reserve(members.size());
+    for (NodeId m : members) grp.kinds.push_back(kind_[m]);
     grp.members = std::move(members);
-    kinds_.push_back(std::move(kind));
     groups_.push_back(std::move(grp));
   }
 
   // Builds the fused node for `grp` in r.dst().
   Value emit(GraphRewriter& r, const Group& grp) {
     const Node& root = g_.node(grp.root);
-    const auto& kind = kinds_[static_cast<std::size_t>(&grp - groups_.data())];
+    // The group's kinds and its body values, in dense arrays under a fresh stamp.
+    const std::uint32_t stamp = ++stamp_;
+    for (std::size_t i = 0; i < grp.members.size(); ++i) kind_[grp.members[i]] = grp.kinds[i];
     auto body = std::make_unique<Graph>();
-    std::map<NodeId, Value> in_body;
+    auto set_body = [&](NodeId x, Value v) { stamp_of_[x] = stamp, in_body_[x] = v.id; };
     std::vector<Value> outer;
     for (std::size_t i = 0; i < grp.params.size(); ++i) {
-      in_body[grp.params[i]] = body->add_input(std::string(1, 'a').append(std::to_string(i)), g_.node(grp.params[i]).type);
+      set_body(grp.params[i], body->add_input(std::string(1, 'a').append(std::to_string(i)), g_.node(grp.params[i]).type));
       outer.push_back(r.mapped(grp.params[i]));
     }
     auto operand = [&](NodeId x) -> Value {
-      auto it = in_body.find(x);
-      if (it != in_body.end()) return it->second;
+      if (stamp_of_[x] == stamp) return body->value(in_body_[x]);
       const Node& c = g_.node(x);
       MG_ASSERT(c.kind == NodeKind::constant, "fuse: operand neither member, param nor constant");
       Value v = copy_node(*body, c, {});
-      in_body[x] = v;
+      set_body(x, v);
       return v;
     };
     auto add_member = [&](NodeId m) {
       const Node& n = g_.node(m);
       LocScope at(n.loc, true);
       Value v;
-      if (kind.at(m) == Member::full) {
+      if (kind_[m] == Member::full) {
         Array splat(Type{n.type.dtype, {}});  // the full kernel's own conversion, on one element
         n.op->kernel(ir::KernelArgs{{}, n, splat, nullptr});
         Value c = body->add_constant(std::move(splat), n.loc);
@@ -200,15 +210,16 @@ class Fuser {
         v = copy_node(*body, n, ins);
       }
       body->mutable_node(v.id).role = n.role;
-      in_body[m] = v;
+      set_body(m, v);
     };
     if (grp.matmul != ir::kNoNode) add_member(grp.matmul);  // the GEMM prologue comes first
     for (NodeId m : grp.members)
       if (m != grp.matmul) add_member(m);
-    body->outputs = {in_body.at(grp.root).id};
+    MG_ASSERT(stamp_of_[grp.root] == stamp, "fuse: the root was not built");
+    body->outputs = {in_body_[grp.root]};
     LocScope at(root.loc, true);
     Value f = ir::make_op(r.dst(), *fused_, outer,
-                          {{"kind", std::string(kind.at(grp.root) == Member::reduce ? "reduce"
+                          {{"kind", std::string(kind_[grp.root] == Member::reduce ? "reduce"
                                                 : grp.matmul != ir::kNoNode            ? "matmul"
                                                                                         : "elementwise")},
                            {"shape", root.type.shape},
@@ -222,7 +233,13 @@ class Fuser {
   const ir::OpDef *bcast_, *full_, *matmul_, *fused_;
   std::vector<std::size_t> group_of_;
   std::vector<Group> groups_;
-  std::vector<std::map<NodeId, Member>> kinds_;
+  // Scratch indexed by node id, valid where stamp_of_[id] == the current stamp_ (grow: the
+  // group's members; emit: the nodes already in the body).
+  std::vector<Member> kind_;
+  std::vector<std::uint32_t> stamp_of_;
+  std::vector<NodeId> in_body_;
+  std::vector<NodeId> work_;
+  std::uint32_t stamp_ = 0;
 };
 
 }  // namespace

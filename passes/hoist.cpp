@@ -132,15 +132,16 @@ Value hoist_node(Graph& dst, const Node& n, std::span<const Value> ins) {
     for (const Value& v : extra) types.push_back(v.type());
     for (std::size_t r = 0; r < bodies.size(); ++r) bodies[r] = rebuilt(*bodies[r], at, types, found[r].moved, first[r]);
   }
-  auto node = std::make_unique<Node>();
-  node->kind = ir::NodeKind::op;
-  node->op = n.op;
-  for (const Value& v : operands) node->inputs.push_back(v.id);
-  node->attrs = std::move(copy.attrs);
-  node->type = n.type;
-  node->loc = n.loc;
-  node->regions = std::move(bodies);
-  Value v = dst.append(std::move(node));
+  Node node;
+  node.kind = ir::NodeKind::op;
+  node.op = n.op;
+  std::vector<NodeId> ids;
+  for (const Value& v : operands) ids.push_back(v.id);
+  node.attrs = std::move(copy.attrs);
+  node.type = n.type;
+  node.loc = n.loc;
+  node.regions = std::move(bodies);
+  Value v = dst.append(std::move(node), ids);
   dst.mutable_node(v.id).role = n.role;
   return v;
 }

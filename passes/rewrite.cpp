@@ -188,16 +188,15 @@ class Rewriter {
         else if (!(*slot == *have)) return false;
       }
     }
-    std::vector<NodeId> ins = n.inputs;
-    if (match_args(p.args, ins, 0, b, k)) return true;
-    if (p.op->traits.commutative && ins.size() == 2) {
-      std::swap(ins[0], ins[1]);
-      return match_args(p.args, ins, 0, b, k);
+    if (match_args(p.args, n.inputs, 0, b, k)) return true;
+    if (p.op->traits.commutative && n.inputs.size() == 2) {
+      const NodeId swapped[2] = {n.inputs[1], n.inputs[0]};
+      return match_args(p.args, swapped, 0, b, k);
     }
     return false;
   }
 
-  bool match_args(const std::vector<Pattern>& ps, const std::vector<NodeId>& ins, std::size_t i, Binding b,
+  bool match_args(const std::vector<Pattern>& ps, std::span<const NodeId> ins, std::size_t i, Binding b,
                   const Cont& k) {
     if (i == ps.size()) return k(b);
     return match(ps[i], ins[i], std::move(b), [&](Binding& b2) { return match_args(ps, ins, i + 1, b2, k); });
@@ -301,7 +300,7 @@ class Rewriter {
       Binding b{std::vector<NodeId>(r->node_vars.size(), ir::kNoNode),
                 std::vector<std::optional<AttrValue>>(r->attr_vars.size())};
       std::optional<NodeId> result;
-      const Type root = m.type;
+      const Type& root = m.type;  // stays valid while dst_ grows (nodes never move)
       const SourceLoc loc = m.loc;
       const ir::Role role_of = m.role;
       name_rule_ = r;
@@ -340,6 +339,7 @@ class Rewriter {
     auto out = std::make_unique<Graph>();
     std::vector<bool> live = g.reachable_from(roots);
     map.assign(g.size(), ir::kNoNode);
+    std::vector<NodeId> ins;
     for (NodeId id = 0; id < g.size(); ++id) {
       Node& n = g.mutable_node(id);
       if (n.kind == NodeKind::input) {
@@ -347,18 +347,19 @@ class Rewriter {
         continue;
       }
       if (!live[id]) continue;
-      auto c = std::make_unique<Node>();
-      c->kind = n.kind;
-      c->op = n.op;
-      for (NodeId in : n.inputs) c->inputs.push_back(map[in]);
-      c->attrs = n.attrs;
-      c->type = n.type;
-      c->loc = n.loc;
-      c->name = n.name;
-      c->literal = n.literal;
-      c->regions = std::move(n.regions);
+      Node c;
+      c.kind = n.kind;
+      c.op = n.op;
+      ins.clear();
+      for (NodeId in : n.inputs) ins.push_back(map[in]);
+      c.attrs = n.attrs;
+      c.type = n.type;
+      c.loc = n.loc;
+      c.name = n.name;
+      c.literal = n.literal;
+      c.regions = std::move(n.regions);
       ir::Role role = n.role;
-      map[id] = out->append(std::move(c)).id;
+      map[id] = out->append(std::move(c), ins).id;
       out->mutable_node(map[id]).role = role;
     }
     return out;

@@ -14,21 +14,16 @@ namespace {
 
 Value append_copy(Graph& dst, const Node& old, std::span<const Value> inputs,
                   std::vector<std::unique_ptr<Graph>> regions) {
-  auto n = std::make_unique<Node>();
-  n->kind = old.kind;
-  n->op = old.op;
-  n->inputs.reserve(inputs.size());  // one allocation, not one per growth step
-  for (const Value& v : inputs) {
-    MG_ASSERT(v.graph == &dst, "rewriter: operand from another graph");
-    n->inputs.push_back(v.id);
-  }
-  n->attrs = old.attrs;
-  n->type = old.type;
-  n->loc = old.loc;
-  n->name = old.name;
-  n->literal = old.literal;  // shared, immutable
-  n->regions = std::move(regions);
-  Value v = dst.append(std::move(n));
+  Node n;
+  n.kind = old.kind;
+  n.op = old.op;
+  n.attrs = old.attrs;
+  n.type = old.type;
+  n.loc = old.loc;
+  n.name = old.name;
+  n.literal = old.literal;  // shared, immutable
+  n.regions = std::move(regions);
+  Value v = dst.append(std::move(n), inputs);
   dst.mutable_node(v.id).role = old.role;
   return v;
 }
@@ -54,10 +49,10 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
   // Regions recurse into run(): keep the enclosing walk's state.
   const Graph* saved_src = src_;
   Graph* saved_dst = dst_;
-  std::vector<Value> saved_memo = std::move(memo_);
+  std::vector<NodeId> saved_memo = std::move(memo_);
   src_ = &g;
   dst_ = out.get();
-  memo_.assign(g.size(), Value{});
+  memo_.assign(g.size(), ir::kNoNode);
   std::vector<bool> live;
   if (depth_ == 0 && !keep_.empty()) live = keep_;
   else if (only_live_) live = g.reachable_from(g.outputs);
@@ -66,13 +61,13 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
   for (NodeId id = 0; id < g.size(); ++id) {
     const Node& n = g.node(id);
     if (n.kind == ir::NodeKind::input) {
-      memo_[id] = out->add_input(n.name, n.type, n.loc);
-      out->mutable_node(memo_[id].id).role = n.role;
+      memo_[id] = out->add_input(n.name, n.type, n.loc).id;
+      out->mutable_node(memo_[id]).role = n.role;
       continue;
     }
     if (!live.empty() && !live[id]) continue;
     ins.clear();
-    for (NodeId in : n.inputs) ins.push_back(memo_[in]);
+    for (NodeId in : n.inputs) ins.push_back(memo_[in] == ir::kNoNode ? Value{} : Value{out.get(), memo_[in]});
     Value r;
     if (fn_) r = fn_(*this, n, ins);
     if (!r.valid()) {
@@ -81,9 +76,9 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
       MG_ASSERT(r.graph == out.get() && r.type() == n.type,
                 "rewriter: replacement of " + n.op_name() + " has another graph or type");
     }
-    memo_[id] = r;
+    memo_[id] = r.id;
   }
-  for (NodeId o : g.outputs) out->outputs.push_back(memo_.at(o).id);
+  for (NodeId o : g.outputs) out->outputs.push_back(memo_.at(o));
   out->output_names = g.output_names;
   --depth_;
   src_ = saved_src;

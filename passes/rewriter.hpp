@@ -42,14 +42,14 @@ class GraphRewriter {
   // Whether the walk is at the top-level graph (not inside a region body).
   bool at_top() const { return depth_ == 1; }
   // The new value of an old node already visited.
-  ir::Value mapped(ir::NodeId old) const { return memo_.at(old); }
+  ir::Value mapped(ir::NodeId old) const { return {dst_, memo_.at(old)}; }
 
  private:
   RewriteFn fn_;
   bool only_live_;
   const ir::Graph* src_ = nullptr;
   ir::Graph* dst_ = nullptr;
-  std::vector<ir::Value> memo_;
+  std::vector<ir::NodeId> memo_;  // old id -> id in dst_ (kNoNode: not copied); 4 bytes a node
   std::vector<bool> keep_;
   int depth_ = 0;
 };
