@@ -205,7 +205,10 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     } else if (given[i]) {
       check_input(n, *given[i]);
     } else if (live[n.id]) {
-      throw UserError("missing input '" + n.name + "' (" + to_string(n.type) + ")", n.loc);
+      throw UserError("missing input '" + n.name + "' (" + to_string(n.type) +
+                          "): give it to run() by name, or, for a module's parameter, compile with "
+                          "nn::compile_with_parameters(graph, outputs, module), which supplies their values",
+                      n.loc);
     }
   }
   if (native) return native->run(given, state_values);

@@ -225,5 +225,25 @@ TEST(LayerErrors, ShapeErrorInsideSequentialNamesTheCallersLine) {
   }
 }
 
+// compile() of a module's output does not know the parameters' values: running it says
+// which input is missing, where it was bound, and how to supply the values.
+TEST(LayerErrors, AParameterMissingFromRunNamesTheBindLineAndTheFix) {
+  nn::Linear fc(3, 2);
+  Graph g;
+  const int line = __LINE__ + 1;
+  nn::bind(fc, g);
+  Tensor x = g.input("x", f32, {1, 3});
+  try {
+    compile(g, {fc(x)}).run({{"x", Array::zeros(Type{f32, {1, 3}})}});
+    FAIL() << "ran without the weight";
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("test_training_state.cpp:" + std::to_string(line)), std::string::npos) << m;
+    EXPECT_NE(m.find("missing input 'weight' (f32[2,3])"), std::string::npos) << m;
+    EXPECT_NE(m.find("nn::compile_with_parameters"), std::string::npos) << m;
+  }
+  EXPECT_EQ(nn::compile_with_parameters(g, {fc(x)}, fc).run({{"x", Array::zeros(Type{f32, {1, 3}})}})[0].numel(), 2);
+}
+
 }  // namespace
 }  // namespace mg
