@@ -11,14 +11,7 @@ namespace {
 
 // Appends a copy of `old` (an op or constant) to `dst` with `inputs` as operands.
 Value copy_into(Graph& dst, const Node& old, std::span<const NodeId> inputs, bool keep_role) {
-  Node n;
-  n.kind = old.kind;
-  n.op = old.op;
-  n.attrs = old.attrs;
-  n.type = old.type;
-  n.loc = old.loc;
-  n.name = old.name;
-  n.literal = old.literal;  // shared, immutable
+  Node n = copy_node_header(old);
   for (const auto& r : old.regions) n.regions.push_back(clone_region(*r));
   Value v = dst.append(std::move(n), inputs);
   if (keep_role) dst.mutable_node(v.id).role = old.role;
@@ -28,6 +21,18 @@ Value copy_into(Graph& dst, const Node& old, std::span<const NodeId> inputs, boo
 thread_local CaptureScope* g_scope = nullptr;
 
 }  // namespace
+
+Node copy_node_header(const Node& old) {
+  Node n;
+  n.kind = old.kind;
+  n.op = old.op;
+  n.attrs = old.attrs;
+  n.type = old.type;
+  n.loc = old.loc;
+  n.name = old.name;
+  n.literal = old.literal;  // shared, immutable
+  return n;
+}
 
 std::unique_ptr<Graph> clone_region(const Graph& g, std::span<const NodeId> order, std::vector<NodeId>* map_out) {
   MG_ASSERT(order.size() == g.inputs().size(), "clone_region: the order must name every input once");

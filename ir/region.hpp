@@ -55,6 +55,10 @@ class CaptureScope {
   CaptureScope* saved_;
 };
 
+// A node like `old` (kind, op, attrs, type, line, name, literal) without operands,
+// regions, role or id: what copying a node into another graph starts from.
+Node copy_node_header(const Node& old);
+
 // `v` as a value of `into`: v itself when it is one, a body input when `into` is a body
 // being traced and v belongs to a graph around it; otherwise v (the caller reports it).
 Value capture(Value v, Graph& into);

@@ -2,6 +2,7 @@
 #include "minigrad/passes/rewriter.hpp"
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/region.hpp"
 
 namespace mg::passes {
 
@@ -14,14 +15,7 @@ namespace {
 
 Value append_copy(Graph& dst, const Node& old, std::span<const Value> inputs,
                   std::vector<std::unique_ptr<Graph>> regions) {
-  Node n;
-  n.kind = old.kind;
-  n.op = old.op;
-  n.attrs = old.attrs;
-  n.type = old.type;
-  n.loc = old.loc;
-  n.name = old.name;
-  n.literal = old.literal;  // shared, immutable
+  Node n = ir::copy_node_header(old);
   n.regions = std::move(regions);
   Value v = dst.append(std::move(n), inputs);
   dst.mutable_node(v.id).role = old.role;

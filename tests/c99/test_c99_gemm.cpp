@@ -20,17 +20,12 @@
 #include "minigrad/runtime/c99/module.hpp"
 #include "minigrad/runtime/interpreter.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/values.hpp"
 
 namespace mg {
 namespace {
 
-Array randn(Type t, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n(0.0, 1.0);
-  Array a(t);
-  for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, n(rng));
-  return a;
-}
+using mg::testing::randn;
 
 // One product to check: A [batch.., m, k] (stored [.., k, m] when transposed), B likewise.
 struct Product {
