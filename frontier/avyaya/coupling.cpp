@@ -95,27 +95,24 @@ Tensor reversible_forward(std::span<const Coupling> blocks, const Tensor& x, std
         grads[1 + k + j] = vs[1 + j].valid() ? vs[1 + j] : zeros_like(ps[k + j], std::nullopt, loc);
     };
     std::size_t k = ps.size();
+    // One coupling undone: out = in + h(z) gives in = out - h(z); z's cotangent gains h's
+    // VJP of d_out, and h's parameters (the n just below k) get theirs.
+    auto undo = [&](const auto& h, std::size_t n, const Tensor& z, const Tensor& out, const Tensor& d_out,
+                    Tensor& d_z) {
+      k -= n;
+      const auto p = ps.subspan(k, n);
+      Tensor hz = h(z, p, loc);
+      Tensors w{z};
+      w.insert(w.end(), p.begin(), p.end());
+      Tensors v = vjp({hz}, {d_out}, w, loc);
+      if (v[0].valid()) d_z = Tensor(d_z + v[0], loc);
+      take(v, n, k);
+      return Tensor(out - hz, loc);
+    };
     for (std::size_t i = blocks.size(); i-- > 0;) {
       const Coupling& c = blocks[i];
-      k -= c.num_g;
-      const auto pg = ps.subspan(k, c.num_g);
-      Tensor gy = c.g(y1, pg, loc);
-      Tensor x2 = Tensor(y2 - gy, loc);
-      Tensors wg{y1};
-      wg.insert(wg.end(), pg.begin(), pg.end());
-      Tensors vg = vjp({gy}, {d2}, wg, loc);
-      if (vg[0].valid()) d1 = Tensor(d1 + vg[0], loc);
-      take(vg, c.num_g, k);
-
-      k -= c.num_f;
-      const auto pf = ps.subspan(k, c.num_f);
-      Tensor fx = c.f(x2, pf, loc);
-      Tensor x1 = Tensor(y1 - fx, loc);
-      Tensors wf{x2};
-      wf.insert(wf.end(), pf.begin(), pf.end());
-      Tensors vf = vjp({fx}, {d1}, wf, loc);
-      if (vf[0].valid()) d2 = Tensor(d2 + vf[0], loc);
-      take(vf, c.num_f, k);
+      Tensor x2 = undo(c.g, c.num_g, y1, y2, d2, d1);  // y2 = x2 + g(y1)
+      Tensor x1 = undo(c.f, c.num_f, x2, y1, d1, d2);  // y1 = x1 + f(x2)
       y1 = x1;
       y2 = x2;
     }
