@@ -2,6 +2,7 @@
 #include "minigrad/passes/pass_manager.hpp"
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -37,6 +38,12 @@ const PassEntry kPasses[] = {
     {"dce", "drop nodes the outputs do not need", eliminate_dead_code},
     {"hoist", "move loop-invariant nodes out of loop bodies (scan, while_loop)", hoist_loop_invariants},
 };
+
+double thread_cpu_ms() {
+  std::timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return 1e3 * static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_nsec);
+}
 
 std::size_t count_ops(const ir::Graph& g) {
   std::size_t n = 0;
@@ -87,6 +94,7 @@ PipelineResult run_pipeline(const ir::Graph& g, std::string_view spec, const Pip
     st.nodes_before = current->size();
     st.ops_before = count_ops(*current);
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_ms();
     std::unique_ptr<ir::Graph> next;
     try {
       next = entry->fn(*current);
@@ -94,6 +102,7 @@ PipelineResult run_pipeline(const ir::Graph& g, std::string_view spec, const Pip
       throw UserError("pass '" + name + "': " + e.message(), e.where());
     }
     st.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    st.cpu_ms = thread_cpu_ms() - c0;
     st.nodes_after = next->size();
     st.ops_after = count_ops(*next);
     if (options.verify) {

@@ -36,7 +36,8 @@ struct PassStats {
   std::string name;
   std::size_t nodes_before = 0, nodes_after = 0;  // top-level nodes
   std::size_t ops_before = 0, ops_after = 0;      // op nodes, region bodies included
-  double ms = 0;
+  double ms = 0;      // wall clock
+  double cpu_ms = 0;  // the calling thread's CPU time: wall less the waits for a core on a busy machine
 };
 
 struct PipelineOptions {

@@ -70,19 +70,15 @@ class Rewriter {
     bool named = roots.empty();
     if (named) roots = src_.outputs;
     std::vector<bool> live = src_.reachable_from(roots);
+    for (NodeId in : src_.inputs()) live[in] = true;  // kept; a dead node is skipped unread
     RewriteResult res;
     std::vector<NodeId> to_dst(src_.size(), ir::kNoNode);
     for (NodeId id = 0; id < src_.size(); ++id) {
+      if (!live[id]) continue;
       const Node& n = src_.node(id);
-      if (n.kind == NodeKind::input) {
-        to_dst[id] = copy_input(dst_, n);
-      } else if (live[id]) {
-        ++res.stats.nodes_before;
-        to_dst[id] = copy_node(n, to_dst);
-      }
+      ++res.stats.nodes_before;
+      to_dst[id] = n.kind == NodeKind::input ? copy_input(dst_, n) : copy_node(n, to_dst);
     }
-    for (NodeId id = 0; id < src_.size(); ++id)
-      if (src_.node(id).kind == NodeKind::input) ++res.stats.nodes_before;
     // Compact: only what the rewritten roots need, plus every input.
     std::vector<NodeId> dst_roots;
     for (NodeId r : roots) dst_roots.push_back(to_dst[r]);
@@ -338,25 +334,28 @@ class Rewriter {
   static std::unique_ptr<Graph> compact(Graph& g, const std::vector<NodeId>& roots, std::vector<NodeId>& map) {
     auto out = std::make_unique<Graph>();
     std::vector<bool> live = g.reachable_from(roots);
+    for (NodeId in : g.inputs()) live[in] = true;
     map.assign(g.size(), ir::kNoNode);
     std::vector<NodeId> ins;
     for (NodeId id = 0; id < g.size(); ++id) {
+      if (!live[id]) continue;  // unread: most of a big scratch graph can be dead
       Node& n = g.mutable_node(id);
       if (n.kind == NodeKind::input) {
         map[id] = copy_input(*out, n);
         continue;
       }
-      if (!live[id]) continue;
+      // `g` is the pass's scratch graph, dropped after this copy: its node's parts move
+      // (no allocation for the shape or attributes of each node kept).
       Node c;
       c.kind = n.kind;
       c.op = n.op;
       ins.clear();
       for (NodeId in : n.inputs) ins.push_back(map[in]);
-      c.attrs = n.attrs;
-      c.type = n.type;
+      c.attrs = std::move(n.attrs);
+      c.type = std::move(n.type);
       c.loc = n.loc;
-      c.name = n.name;
-      c.literal = n.literal;
+      c.name = std::move(n.name);
+      c.literal = std::move(n.literal);
       c.regions = std::move(n.regions);
       ir::Role role = n.role;
       map[id] = out->append(std::move(c), ins).id;

@@ -50,16 +50,20 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
   std::vector<bool> live;
   if (depth_ == 0 && !keep_.empty()) live = keep_;
   else if (only_live_) live = g.reachable_from(g.outputs);
+  // Inputs are always kept; marking them here lets the walk skip a dead node by its bit
+  // alone, without reading the node (most of a big graph can be dead: memory traffic).
+  for (NodeId in : g.inputs())
+    if (!live.empty()) live[in] = true;
   ++depth_;
   std::vector<Value> ins;
   for (NodeId id = 0; id < g.size(); ++id) {
+    if (!live.empty() && !live[id]) continue;
     const Node& n = g.node(id);
     if (n.kind == ir::NodeKind::input) {
       memo_[id] = out->add_input(n.name, n.type, n.loc).id;
       out->mutable_node(memo_[id]).role = n.role;
       continue;
     }
-    if (!live.empty() && !live[id]) continue;
     ins.clear();
     for (NodeId in : n.inputs) ins.push_back(memo_[in] == ir::kNoNode ? Value{} : Value{out.get(), memo_[in]});
     Value r;
