@@ -121,7 +121,8 @@ class Fuser {
     auto in_group = [&](NodeId x) { return stamp_of_[x] == stamp; };
     auto set_kind = [&](NodeId x, Member k) { stamp_of_[x] = stamp, kind_[x] = k; };
     work_.assign(1, root);
-    std::vector<NodeId> members{root};
+    std::vector<NodeId>& members = members_;  // scratch: a root that fuses nothing allocates nothing
+    members.assign(1, root);
     set_kind(root, reduce ? Member::reduce : Member::elementwise);
     while (!work_.empty()) {
       NodeId m = work_.back();
@@ -169,7 +170,7 @@ class Fuser {
     group_of_[root] = gi;
     grp.kinds.reserve(members.size());
     for (NodeId m : members) grp.kinds.push_back(kind_[m]);
-    grp.members = std::move(members);
+    grp.members = members;
     groups_.push_back(std::move(grp));
   }
 
@@ -182,6 +183,7 @@ class Fuser {
     auto body = std::make_unique<Graph>();
     auto set_body = [&](NodeId x, Value v) { stamp_of_[x] = stamp, in_body_[x] = v.id; };
     std::vector<Value> outer;
+    outer.reserve(grp.params.size());
     for (std::size_t i = 0; i < grp.params.size(); ++i) {
       set_body(grp.params[i], body->add_input(std::string(1, 'a').append(std::to_string(i)), g_.node(grp.params[i]).type));
       outer.push_back(r.mapped(grp.params[i]));
@@ -194,6 +196,7 @@ class Fuser {
       set_body(x, v);
       return v;
     };
+    std::vector<Value> ins;  // one member's operands, reused
     auto add_member = [&](NodeId m) {
       const Node& n = g_.node(m);
       LocScope at(n.loc, true);
@@ -205,7 +208,7 @@ class Fuser {
         body->mutable_node(c.id).role = n.role;
         v = ir::make_op(*bcast_, {c}, {{"shape", n.type.shape}});
       } else {
-        std::vector<Value> ins;
+        ins.clear();
         for (NodeId x : n.inputs) ins.push_back(operand(x));
         v = copy_node(*body, n, ins);
       }
@@ -239,6 +242,7 @@ class Fuser {
   std::vector<std::uint32_t> stamp_of_;
   std::vector<NodeId> in_body_;
   std::vector<NodeId> work_;
+  std::vector<NodeId> members_;
   std::uint32_t stamp_ = 0;
 };
 

@@ -83,6 +83,8 @@ PipelineResult run_pipeline(const ir::Graph& g, std::string_view spec, const Pip
   std::vector<std::string> names = parse_pipeline(spec);
   if (!options.dump_after.empty()) parse_pipeline(options.dump_after);  // an unknown name is an error
   PipelineResult result;
+  std::size_t ops = 0;  // count_ops(*current), carried from one pass to the next (a walk of every node)
+  bool ops_known = false;
   const ir::Graph* current = &g;  // the input until the first pass has run (no up-front copy)
   for (const std::string& name : names) {
     const PassEntry* entry = nullptr;
@@ -92,7 +94,7 @@ PipelineResult run_pipeline(const ir::Graph& g, std::string_view spec, const Pip
     PassStats st;
     st.name = name;
     st.nodes_before = current->size();
-    st.ops_before = count_ops(*current);
+    st.ops_before = ops_known ? ops : count_ops(*current);
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = thread_cpu_ms();
     std::unique_ptr<ir::Graph> next;
@@ -104,7 +106,8 @@ PipelineResult run_pipeline(const ir::Graph& g, std::string_view spec, const Pip
     st.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     st.cpu_ms = thread_cpu_ms() - c0;
     st.nodes_after = next->size();
-    st.ops_after = count_ops(*next);
+    st.ops_after = ops = count_ops(*next);
+    ops_known = true;
     if (options.verify) {
       try {
         ir::verify(*next);
