@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compiles every ```cpp block of README.md (meson test --suite readme).
 
-    check_snippets.py README.md -- COMPILER [FLAGS...]
+    check_snippets.py README.md [--pch DIR HEADER] -- COMPILER [FLAGS...]
 
 Each block becomes one translation unit, compiled with `COMPILER FLAGS -fsyntax-only`:
 its #includes, `using` lines and top-level declarations (struct/class/template/namespace
@@ -23,7 +23,11 @@ Speed (the blocks are mostly header parsing): with GCC, the header that most blo
 first is precompiled once, where GCC finds it only for an `#include` of that header as a
 block's first one (a .gch beside the name, on an -I searched first); GCC uses it only if it
 was built with the same options, else parses the header as usual, so each block still
-compiles exactly as written. The blocks compile in parallel (one job per CPU).
+compiles exactly as written. The build makes that header (`--pch DIR HEADER`: DIR holds
+HEADER.gch, built by tests/readme/pch/ with these options and rebuilt when a header changes),
+so a run does not spend seconds remaking it; without --pch the script precompiles it itself.
+Blocks compile with -Winvalid-pch, and the summary says if GCC ignored the header. The
+blocks compile in parallel (one job per CPU).
 """
 import collections
 import concurrent.futures
@@ -157,6 +161,11 @@ def main():
     if len(args) < 3 or '--' not in args:
         raise SystemExit(__doc__)
     readme, compiler = args[0], args[args.index('--') + 1:]
+    built_pch = None  # (DIR, HEADER) made by the build
+    if args[1] == '--pch':
+        if args.index('--') != 4:
+            raise SystemExit(__doc__)
+        built_pch = (args[2], args[3])
     with open(readme, encoding='utf-8') as f:
         lines = f.read().split('\n')
     found = list(blocks(lines))
@@ -166,7 +175,14 @@ def main():
     tus = [translation_unit(readme, code, decls) for _, code, decls in found]
     with tempfile.TemporaryDirectory() as tmp:
         common, uses = collections.Counter(first_include(tu) for tu in tus).most_common(1)[0]
-        pch_flags = precompile(compiler, common, tmp) if common and uses >= 3 else []
+        pch_flags = []
+        if common and uses >= 3:
+            if built_pch and built_pch[1] == common and os.path.exists(os.path.join(built_pch[0], common + '.gch')):
+                pch_flags = ['-I' + built_pch[0]]
+            else:
+                pch_flags = precompile(compiler, common, tmp)
+        if pch_flags:
+            pch_flags.append('-Winvalid-pch')  # a header GCC finds but cannot use says so
         # the .gch's directory goes before the build's -I: GCC takes the first match
         n = next((i for i, a in enumerate(compiler) if a.startswith('-')), len(compiler))
         program, options = compiler[:n], compiler[n:]
@@ -192,6 +208,9 @@ def main():
             print('--- the translation unit:')
             print(tu)
     pch = f', <{common}> precompiled' if pch_flags else ''
+    ignored = sum(1 for r in results if 'not used because' in r.stderr)
+    if ignored:
+        pch += f' but not used by {ignored} blocks (built with other options?)'
     print(f'{len(found) - failed} of {len(found)} README C++ blocks compile{pch}')
     return 1 if failed else 0
 
