@@ -52,8 +52,8 @@ std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
   else if (only_live_) live = g.reachable_from(g.outputs);
   // Inputs are always kept; marking them here lets the walk skip a dead node by its bit
   // alone, without reading the node (most of a big graph can be dead: memory traffic).
-  for (NodeId in : g.inputs())
-    if (!live.empty()) live[in] = true;
+  if (!live.empty())
+    for (NodeId in : g.inputs()) live[in] = true;
   ++depth_;
   std::vector<Value> ins;
   for (NodeId id = 0; id < g.size(); ++id) {
