@@ -14,6 +14,7 @@
 // Groups of two or more nodes become `fused` nodes; their outside operands are the fused
 // node's inputs, constants are copied into the body (sharing storage). The bodies of
 // loops (nodes owning regions, other than fused ones) are fused the same way, each alone.
+// First, transposed products become products of transposes (transpose_product.hpp).
 // Pre: a verified graph with outputs; run after grad (fused nodes are not differentiable).
 // Post: same inputs and outputs, bit-identical results (each body op runs its own
 // registry kernel), fewer nodes and no full-size buffers for values inside groups;
