@@ -172,6 +172,30 @@ void c_for(CWriter& w, const std::string& var, std::int64_t n, std::int64_t work
   w.open("for (int64_t " + var + " = 0; " + var + " < " + std::to_string(n) + "; ++" + var + ")");
 }
 
+namespace {
+struct FlatRange {
+  std::int64_t n = -1;
+  std::string lo, hi;
+};
+thread_local std::optional<FlatRange> g_flat_range;  // the CFlatRange in scope
+}  // namespace
+
+CFlatRange::CFlatRange(std::int64_t n, std::string lo, std::string hi) {
+  MG_ASSERT(!g_flat_range, "C99: loop groups do not nest");
+  g_flat_range = FlatRange{n, std::move(lo), std::move(hi)};
+}
+
+CFlatRange::~CFlatRange() {
+  g_flat_range.reset();
+}
+
+void c_flat_for(CWriter& w, std::int64_t n, std::int64_t work) {
+  if (!g_flat_range) return c_for(w, "i", n, work, true);
+  MG_ASSERT(g_flat_range->n == n, "C99: a loop of another length inside a loop group");
+  w.line("MG_OMP(omp simd)");
+  w.open("for (int64_t i = " + g_flat_range->lo + "; i < " + g_flat_range->hi + "; ++i)");
+}
+
 void c_strided_copy(CWriter& w, const std::string& dst, std::int64_t dst_off, const std::vector<std::int64_t>& ds,
                     const std::string& src, std::int64_t src_off, const std::vector<std::int64_t>& ss,
                     const Shape& shape) {

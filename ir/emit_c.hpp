@@ -108,6 +108,11 @@ struct EmitC {
   // Bytes of scratch `loops` wants while it runs (the emitter plans them in the arena for
   // that step only, so a board's export reports them); 0: none.
   std::function<std::int64_t(const Node&, std::span<const Type> in)> scratch;
+  // Whether `loops` writes, for this node, ONE flat loop over its elements with
+  // c_flat_for, element i reading operands of the node's element count at element i (and
+  // others whole): then it may run over any sub-range, chunk by chunk beside other such
+  // loops (the emitter's loop groups). Elementwise expressions are flat by construction.
+  std::function<bool(const Node&)> flat;
   bool is_expr() const { return !expr.empty() || static_cast<bool>(expr_fn); }
   bool empty() const { return !is_expr() && !loops; }
 };
@@ -137,6 +142,18 @@ std::string c_offset(const std::string& flat, const Shape& shape, const std::vec
 // when the body is a plain vectorisable statement list.
 void c_for(CWriter& w, const std::string& var, std::int64_t n, std::int64_t work, bool simd);
 inline constexpr std::int64_t kCParallelWork = 1 << 16;
+// The flat loop of an elementwise node over its n elements (index `i`): c_for(w, "i", n,
+// work, true), or, while a CFlatRange is in scope, a plain `omp simd` loop over that range
+// (the emitter runs several such loops chunk by chunk inside one parallel loop).
+void c_flat_for(CWriter& w, std::int64_t n, std::int64_t work);
+class CFlatRange {
+ public:
+  // `lo`, `hi`: C expressions of the chunk's bounds; loops over n elements only.
+  CFlatRange(std::int64_t n, std::string lo, std::string hi);
+  ~CFlatRange();
+  CFlatRange(const CFlatRange&) = delete;
+  CFlatRange& operator=(const CFlatRange&) = delete;
+};
 
 // dst[dst_off + sum_k i_k*ds_k] = src[src_off + sum_k i_k*ss_k] over the index space
 // `shape` (any rank; strides in elements, any sign).

@@ -9,6 +9,7 @@
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/passes/rewriter.hpp"
+#include "minigrad/passes/transpose_product.hpp"
 
 namespace mg::passes {
 
@@ -248,6 +249,9 @@ class Fuser {
 
 }  // namespace
 
-std::unique_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) { return Fuser(g).run(); }
+std::unique_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
+  if (std::unique_ptr<Graph> t = transpose_products(g)) return Fuser(*t).run();
+  return Fuser(g).run();
+}
 
 }  // namespace mg::passes

@@ -14,9 +14,11 @@
 // Groups of two or more nodes become `fused` nodes; their outside operands are the fused
 // node's inputs, constants are copied into the body (sharing storage). The bodies of
 // loops (nodes owning regions, other than fused ones) are fused the same way, each alone.
+// First, transposed products become products of transposes (transpose_product.hpp).
 // Pre: a verified graph with outputs; run after grad (fused nodes are not differentiable).
 // Post: same inputs and outputs, bit-identical results (each body op runs its own
-// registry kernel), fewer nodes and no full-size buffers for values inside groups;
+// registry kernel; a transposed product sums the same products in the same order in our
+// GEMM, and may round differently only where a matmul falls back to BLAS), fewer nodes and no full-size buffers for values inside groups;
 // idempotent (fused nodes are neither elementwise nor reductions, so nothing fuses twice).
 #pragma once
 #include <memory>

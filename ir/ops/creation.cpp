@@ -333,6 +333,8 @@ std::string c_convert(DType to, DType from, const std::string& x) {
   if (to == from) return x;
   if (to == DType::boolean) return "(" + x + ") != 0";
   if (to == DType::i64 && is_float(from)) return "mg_f2i64((double)(" + x + "))";
+  // A select, not an integer conversion: GCC vectorises it (a relu mask's loop was scalar)
+  if (from == DType::boolean && is_float(to)) return "((" + x + ") ? " + c_lit(1, to) + " : " + c_lit(0, to) + ")";
   return "(" + c_type(to) + ")(" + x + ")";
 }
 

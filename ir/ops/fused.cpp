@@ -217,13 +217,14 @@ BodyEval::BodyEval(const Node& n, const BodyPlan& p, std::span<const Array* cons
       const Type& src = body_.node(b.inputs[0]).type;
       Bcast m{p_.loop.shape, broadcast_strides(src.shape, p_.loop.shape), size_of(src.dtype)};
       collapse_axes(m.shape, m.sstride);
+      m.splat = std::all_of(m.sstride.begin(), m.sstride.end(), [](std::int64_t st) { return st == 0; });
       bmap_[id] = std::move(m);
     }
   }
 }
 
 BodyEval::Scratch::Scratch(const BodyEval& e)
-    : buf(e.body_.size()), tile(e.body_.size()), len(e.body_.size(), -1) {
+    : buf(e.body_.size()), tile(e.body_.size()), len(e.body_.size(), -1), splat_filled(e.body_.size(), 0) {
   thread_local std::vector<Array> pool;
   std::size_t used = 0;
   for (NodeId id = 0; id < e.body_.size(); ++id)
@@ -255,6 +256,10 @@ const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array
         Array& t = to_dst ? *dst : s.tile[id];
         if (p_.role[id] == BodyRole::broadcast) {
           const Bcast& m = bmap_[id];
+          if (m.splat && !to_dst) {  // the same window at every offset: filled once
+            if (s.splat_filled[id] >= len) break;
+            s.splat_filled[id] = len;
+          }
           run_broadcast(m.shape, m.sstride, m.elem, static_cast<const std::byte*>(whole_[b.inputs[0]]->raw()),
                         static_cast<std::byte*>(t.raw()), off, len);
         } else {
@@ -469,7 +474,7 @@ void fused_c(const CLoopArgs& a) {
   }
   if (count == 0) return;
   const fused::CBody c = fused::c_body(body, p, name, "i");
-  c_for(a.w, "i", count, count * std::max<std::int64_t>(c.ops, 1), true);
+  c_flat_for(a.w, count, count * std::max<std::int64_t>(c.ops, 1));
   a.w.raw(c.code);
   a.w.line(a.out + "[i] = " + c.value[p.result] + ";");
   a.w.close();
@@ -500,6 +505,8 @@ void register_fused_ops() {
   d.emit_c.reads_view_at = fused_reads_view_at;
   d.kernel_reads_view = fused_reads_view;
   d.emit_c.scratch = fused_scratch;
+  // Kind "elementwise": one flat loop (fused_c); a matmul prologue or a reduction is not.
+  d.emit_c.flat = [](const Node& n) { return n.attrs.str("kind") == "elementwise"; };
   d.not_differentiable = "fusion runs after grad: differentiate the unfused graph";
   d.test.grad_order = 0;
   d.test.cases = {

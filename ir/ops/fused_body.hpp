@@ -53,6 +53,9 @@ class BodyEval {
     friend class BodyEval;
     std::vector<Array> buf, tile;
     std::vector<std::int64_t> len;  // the window length tile[id] is typed for (-1: none)
+    // A splat's window (one value at every offset) is filled once a call, not per window:
+    // how many leading elements of buf[id] hold it.
+    std::vector<std::int64_t> splat_filled;
     std::vector<const Array*> ins;
   };
 
@@ -65,6 +68,7 @@ class BodyEval {
     Shape shape;
     std::vector<std::int64_t> sstride;
     std::size_t elem = 0;
+    bool splat = false;  // every stride 0: the same value at every offset
   };
   const Graph& body_;
   const BodyPlan& p_;

@@ -156,9 +156,11 @@ void register_unary_ops() {
 
   def_unary("relu", "max(x, 0); nan stays nan; gradient 0 at x = 0 (as PyTorch)", Dtypes::floats,
             same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return xt::where(x < T(0), T(0), x); }),
-            [](const VjpArgs& a) {
-              Value x = a.in[0];
-              return chain(a, mask(binary("gt", x, zeros_like(x)), x));
+            [](const VjpArgs& a) {  // y > 0 iff x > 0 (NaN and -0 too): the mask reads the
+              // output, so the pre-activation is read by relu alone and fuses into its
+              // producer (a GEMM's bias epilogue) instead of being kept for the backward
+              Value y = a.out;
+              return chain(a, mask(binary("gt", y, zeros_like(y)), y));
             },
             Domain::nonzero)
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.ite(b.lt(in[0], b.num(0)), b.num(0), in[0]); };

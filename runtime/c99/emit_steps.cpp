@@ -9,6 +9,7 @@
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/printer.hpp"
+#include "minigrad/runtime/c99/loop_groups.hpp"
 #include "minigrad/runtime/c99/module.hpp"
 
 namespace mg::rt::c99 {
@@ -113,6 +114,9 @@ void emit_check(const ir::Node& n, const StepOptions& o, const std::string& fail
   w.line("if (!" + fn + "(" + ptr(n.id) + ", " + std::to_string(n.type.numel()) + ")) " + fail);
 }
 
+// Writes step k (its loop, or loop nest, and numerics check).
+void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std::size_t k, ir::CWriter& w);
+
 }  // namespace
 
 void emit_region(const ir::Graph& body, const std::string& base, std::span<const std::string> args,
@@ -184,13 +188,47 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
     const std::string* p;
     ~Restore() { g_prefix = p; }
   } restore{saved_prefix};
-  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+  // Consecutive flat loops of one length run chunk by chunk in one loop (loop_groups.hpp);
+  // not inside loop bodies, nor with numerics checks (those scan whole buffers per step).
+  const bool grouping = o.path.empty() && !o.check_numerics;
+  const std::vector<std::size_t> group_end = grouping ? loop_group_ends(g, s) : std::vector<std::size_t>{};
+  for (std::size_t k = 0; k < s.steps.size();) {
+    const std::size_t end = grouping ? group_end[k] : k + 1;
+    if (end == k + 1) {
+      emit_step(g, s, o, k, w);
+      ++k;
+      continue;
+    }
+    const std::int64_t count = g.node(s.steps[k]).type.numel();
+    const std::int64_t chunks = (count + kGroupChunk - 1) / kGroupChunk;
+    w.line("/* steps " + std::to_string(k) + "-" + std::to_string(end - 1) + ": one loop over chunks of " +
+           std::to_string(kGroupChunk) + " elements */");
+    w.open("");
+    if (chunks > 1 && count * static_cast<std::int64_t>(end - k) >= ir::kCParallelWork)
+      w.line("MG_OMP(omp parallel for schedule(static))");
+    w.open("for (int64_t mg_k = 0; mg_k < " + std::to_string(chunks) + "; ++mg_k)");
+    w.line("const int64_t mg_lo = mg_k * " + std::to_string(kGroupChunk) + ";");
+    w.line("const int64_t mg_hi = mg_lo + " + std::to_string(kGroupChunk) + " < " + std::to_string(count) + " ? mg_lo + " +
+           std::to_string(kGroupChunk) + " : " + std::to_string(count) + ";");
+    {
+      const ir::CFlatRange range(count, "mg_lo", "mg_hi");
+      for (; k < end; ++k) emit_step(g, s, o, k, w);
+    }
+    w.close();
+    w.close();
+  }
+}
+
+namespace {
+
+void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std::size_t k, ir::CWriter& w) {
+  {
     const ir::NodeId id = s.steps[k];
     const ir::Node& n = g.node(id);
     w.line("/* " + describe(g, id) + " */");
     if (is_c_expr(n)) {
       const std::int64_t count = n.type.numel();
-      if (count == 0) continue;
+      if (count == 0) return;
       std::string body;
       std::vector<ir::NodeId> temps;
       g_temps = o.check_numerics ? &temps : nullptr;
@@ -207,7 +245,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
         w.line(std::string("MG_OMP(omp ") + (par ? "parallel for simd schedule(static) " : "simd ") + "reduction(|:mg_bad))");
         w.open("for (int64_t i = 0; i < " + std::to_string(count) + "; ++i)");
       } else {
-        ir::c_for(w, "i", count, count * chain, true);
+        ir::c_flat_for(w, count, count * chain);
       }
       w.raw(body);
       emit_temp_checks(g, temps, o, w);
@@ -218,7 +256,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
         w.close();
       }
       emit_check(n, o, fail, w);
-      continue;
+      return;
     }
     std::vector<std::string> in;
     std::vector<Type> types;
@@ -253,5 +291,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
     if (o.check_numerics) emit_check(n, o, check_return(n, o), w);
   }
 }
+
+}  // namespace
 
 }  // namespace mg::rt::c99

@@ -4,6 +4,7 @@
 // values, and the fused node prints, parses back, draws in DOT and is verified.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -47,6 +48,38 @@ TEST(Fusion, MatmulBiasActivationBecomesOneNode) {
                     {"b", randn(Type{f32, {256}}, 3)}};
     expect_bit_equal(run_outputs(g, in), run_outputs(*f, in), "m = " + std::to_string(m));
   }
+}
+
+// A Linear layer's weight gradient, (xᵀ g)ᵀ: the GEMM writes gᵀ x in the weight's layout
+// (one matmul, no transposed copy of its [in, out] result), the same sums in the same
+// order, so the same bits in both executors; a matmul read elsewhere too stays as it is.
+TEST(Fusion, TransposedProductBecomesProductOfTransposes) {
+  for (auto [batch, in, out] : {std::array<std::int64_t, 3>{128, 784, 128}, {64, 40, 10}, {3, 5, 2}}) {
+    ir::Graph g;
+    ir::Value x = g.add_input("x", Type{f32, {batch, in}});
+    ir::Value gy = g.add_input("g", Type{f32, {batch, out}});
+    ir::Value dw = ir::permute(ir::matmul(ir::permute(x, {1, 0}), gy), {1, 0});
+    g.outputs = {dw.id};
+    auto f = passes::fuse_elementwise(g);
+    ASSERT_NO_THROW(ir::verify(*f));
+    EXPECT_EQ(count_op(*f, "matmul"), 1u) << ir::to_text(*f);
+    EXPECT_EQ(count_op(*f, "permute"), 1u) << ir::to_text(*f);  // gᵀ, read in place
+    const ir::Node& mm = f->node(f->outputs[0]);
+    ASSERT_EQ(mm.op_name(), "matmul") << ir::to_text(*f);
+    EXPECT_EQ(f->node(mm.inputs[1]).op_name(), "input");
+    rt::Bindings b{{"x", randn(Type{f32, {batch, in}}, 6)}, {"g", randn(Type{f32, {batch, out}}, 7)}};
+    const std::string what = std::to_string(batch) + "x" + std::to_string(in) + "x" + std::to_string(out);
+    if (batch >= 8) expect_bit_equal(run_outputs(g, b), run_outputs(*f, b), what);  // our GEMM both ways
+    expect_bit_equal(rt::compile(g, g.outputs, {}, rt::Backend::c99).run(b),
+                     rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(b), what + ", C99");
+  }
+  // The product is an output as well: it is computed once, and transposed.
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f32, {16, 8}});
+  ir::Value p = ir::matmul(ir::permute(x, {1, 0}), x);
+  g.outputs = {p.id, ir::permute(p, {1, 0}).id};
+  auto f = passes::fuse_elementwise(g);
+  EXPECT_EQ(count_op(*f, "matmul"), 1u) << ir::to_text(*f);
 }
 
 TEST(Fusion, ReluMaskWithACastIsOneLoop) {

@@ -1,0 +1,71 @@
+// The C99 emitter's loop groups (runtime/c99/loop_groups.hpp): an Adam update's three flat
+// loops over one parameter (moment, second moment, update; scalars read whole) run chunk
+// by chunk in one loop and give the interpreter's values; loops of other lengths, and one
+// element count not past a chunk, stay alone.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+
+#include "minigrad/ir/builder.hpp"
+#include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/fuse.hpp"
+#include "minigrad/runtime/c99/module.hpp"
+#include "minigrad/runtime/interpreter.hpp"
+#include "tests/values.hpp"
+
+namespace mg {
+namespace {
+
+using mg::testing::randn;
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Adam over a parameter of `shape` (moments m, v; step size lr and bias correction c, scalars).
+void adam(ir::Graph& g, const Shape& shape, const std::string& p) {
+  const Type t{f32, shape};
+  ir::Value w = g.add_input(p + "w", t), grad = g.add_input(p + "g", t);
+  ir::Value m = g.add_input(p + "m", t), v = g.add_input(p + "v", t);
+  ir::Value lr = g.add_input(p + "lr", Type{f32, {}}), c = g.add_input(p + "c", Type{f32, {}});
+  ir::Value m1 = ir::add(m, ir::scale(ir::sub(grad, m), 0.1));
+  ir::Value v1 = ir::add(ir::scale(v, 0.999), ir::scale(ir::mul(grad, grad), 0.001));
+  ir::Value den = ir::add(ir::div(ir::unary("sqrt", v1), ir::broadcast_to(c, shape)), ir::full_like(v1, 1e-8));
+  ir::Value w1 = ir::sub(w, ir::mul(ir::broadcast_to(lr, shape), ir::div(m1, den)));
+  for (ir::Value o : {m1, v1, w1}) g.outputs.push_back(o.id);
+}
+
+TEST(C99LoopGroups, AdamUpdatesRunAsOneChunkedLoop) {
+  ir::Graph g;
+  adam(g, {128, 784}, "a.");  // 98 chunks: one group of three loops
+  adam(g, {10, 128}, "b.");   // two chunks: a group of its own (another length)
+  adam(g, {128}, "c.");       // one chunk: nothing to gain, loops alone
+  auto f = passes::fuse_elementwise(g);
+  rt::Bindings in;
+  std::uint64_t seed = 1;
+  for (ir::NodeId id : f->inputs()) {
+    const ir::Node& n = f->node(id);
+    Array a = randn(n.type, seed++);
+    if (n.name.back() == 'v' || n.name.back() == 'c')  // second moments and sqrt(1 - b2^t): positive
+      for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, std::abs(a.at(i)) + 0.1);
+    in[n.name] = a;
+  }
+  rt::c99::Options o;
+  o.standalone = false;
+  const std::string src = rt::c99::emit_module(*f, f->outputs, {}, o).source;
+  EXPECT_EQ(count(src, "one loop over chunks"), 2u) << src;
+  EXPECT_NE(src.find("for (int64_t i = mg_lo; i < mg_hi; ++i)"), std::string::npos);
+  const auto want = rt::compile(*f, f->outputs).run(in);
+  const auto got = rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(in);
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t k = 0; k < want.size(); ++k)
+    for (std::int64_t i = 0; i < want[k].numel(); ++i)
+      ASSERT_NEAR(got[k].at(i), want[k].at(i), 16 * FLT_EPSILON * std::max(1.0, std::abs(want[k].at(i))))
+          << "output " << k << " element " << i;
+}
+
+}  // namespace
+}  // namespace mg
