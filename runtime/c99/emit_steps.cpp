@@ -43,6 +43,7 @@ std::string expression(const ir::Graph& g, const Schedule& s, const ir::Node& n,
 std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body) {
   if (s.viewed[id]) {  // read in place: the operand at the view's offset of i
     const ir::CView& v = s.views[id];
+    if (v.contiguous()) return ptr(g.node(id).inputs[0]) + "[" + (v.offset ? std::to_string(v.offset) + " + i" : "i") + "]";
     std::string off = ir::c_offset("i", g.node(id).type.shape, v.strides);
     if (v.offset != 0) off = std::to_string(v.offset) + " + " + off;
     return ptr(g.node(id).inputs[0]) + "[" + off + "]";
