@@ -182,6 +182,7 @@ EmitC c_fold() {
   return c_loops([](const CLoopArgs& a) {
     CReduce r(a.in_types[0].shape, axes_of(a.node));
     const CFold f = c_fold_parts(a.node.op->fold, a.node.type.dtype, r.n_red);
+    if (r.by_rows()) return r.emit_rows(a.w, read_x(a), f.acc_type, f.init, f.step, f.fin, a.out);
     r.emit(a.w, "    " + f.acc_type + " acc = " + f.init + ";\n" + r.pass(read_x(a), f.step, f.simd) + "    " + a.out +
                     "[o] = " + f.fin + ";\n");
   });
