@@ -17,6 +17,12 @@ namespace {
 
 thread_local const std::string* g_prefix = nullptr;  // the emit_steps call's value prefix
 std::string ptr(ir::NodeId id) { return *g_prefix + std::to_string(id); }
+// The buffer a view reads: its operand's, through aliases (contiguous views) of aliases.
+ir::NodeId view_source(const ir::Graph& g, const Schedule& s, ir::NodeId id) {
+  ir::NodeId src = g.node(id).inputs[0];
+  while (s.viewed[src]) src = g.node(src).inputs[0];
+  return src;
+}
 // Options::check_numerics: collects the float temporaries element() writes (an inlined
 // chain's values, checked inside its loop: a NaN the chain masks has no buffer to check).
 thread_local std::vector<ir::NodeId>* g_temps = nullptr;
@@ -43,10 +49,11 @@ std::string expression(const ir::Graph& g, const Schedule& s, const ir::Node& n,
 std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body) {
   if (s.viewed[id]) {  // read in place: the operand at the view's offset of i
     const ir::CView& v = s.views[id];
-    if (v.contiguous()) return ptr(g.node(id).inputs[0]) + "[" + (v.offset ? std::to_string(v.offset) + " + i" : "i") + "]";
+    const std::string src = ptr(view_source(g, s, id));
+    if (v.contiguous()) return src + "[" + (v.offset ? std::to_string(v.offset) + " + i" : "i") + "]";
     std::string off = ir::c_offset("i", g.node(id).type.shape, v.strides);
     if (v.offset != 0) off = std::to_string(v.offset) + " + " + off;
-    return ptr(g.node(id).inputs[0]) + "[" + off + "]";
+    return src + "[" + off + "]";
   }
   if (!s.inlined[id]) return ptr(id) + "[i]";
   const ir::Node& n = g.node(id);
@@ -226,7 +233,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
     std::vector<ir::CView> views;
     for (ir::NodeId x : n.inputs) {
       // A view is read in place: its operand's buffer at the view's strides.
-      in.push_back(ptr(s.viewed[x] ? g.node(x).inputs[0] : x));
+      in.push_back(ptr(s.viewed[x] ? view_source(g, s, x) : x));
       types.push_back(g.node(x).type);
       views.push_back(s.viewed[x] ? s.views[x] : ir::CView{});
     }

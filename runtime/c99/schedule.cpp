@@ -80,8 +80,12 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   for (ir::NodeId id = 0; id < n; ++id) {
     const ir::Node& nd = g.node(id);
     if (!s.live[id] || root[id] || folded[id] || uses[id] == 0 || nd.kind != ir::NodeKind::op ||
-        !nd.op->emit_c.view || nd.inputs.size() != 1 || s.viewed[nd.inputs[0]] || s.inlined[nd.inputs[0]])
+        !nd.op->emit_c.view || nd.inputs.size() != 1 || s.inlined[nd.inputs[0]])
       continue;
+    // A view of a view only through aliases: a reshape's buffer is its operand's, element
+    // for element (the transpose of a reshaped gradient reads the matmul's output).
+    const ir::CView& under = s.views[nd.inputs[0]];
+    if (s.viewed[nd.inputs[0]] && (!under.contiguous() || under.offset != 0)) continue;
     std::vector<Type> in_types{g.node(nd.inputs[0]).type};
     if (auto v = nd.op->emit_c.view(nd, in_types)) {
       // A contiguous view (a reshape) is an alias: every consumer reads it as the plain
