@@ -91,7 +91,11 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
       // A contiguous view (a reshape) is an alias: every consumer reads it as the plain
       // buffer it is. The miniGPT step copied 126 of them, 6% of its time.
       if (!v->contiguous() && !view_ok[id]) continue;
-      if (!v->contiguous() && expr_use[id] && ir::c_offset("i", nd.type.shape, v->strides).find('/') != std::string::npos)
+      // Flat elementwise loops divide to index such a view; loops written as rows (a last
+      // axis of 16 or more, see emit_steps.cpp) index it by row and column instead.
+      const bool rows = !nd.type.shape.empty() && nd.type.shape.back() >= 16 && nd.type.numel() > nd.type.shape.back();
+      if (!v->contiguous() && expr_use[id] && !rows &&
+          ir::c_offset("i", nd.type.shape, v->strides).find('/') != std::string::npos)
         continue;
       s.viewed[id] = true;
       s.views[id] = std::move(*v);
