@@ -147,12 +147,19 @@ static void mg_gemm_tile_$S(int64_t kc, const $T* ap, const $T* bp, $T* c, int64
   V acc0[MR], acc1[MR];
   int64_t p, r, j;
   for (r = 0; r < MR; ++r) acc0[r] = acc1[r] = (V){0};
-  for (p = 0; p < kc; ++p) {
-    const V b0 = *(const V*)(bp + p * NR), b1 = *(const V*)(bp + p * NR + VL);
-    for (r = 0; r < MR; ++r) {
-      const V ar = MG_GEMM_SET1_$S(ap[p * MR + r]);
-      MG_GEMM_FMA_$S(acc0[r], ar, b0);
-      MG_GEMM_FMA_$S(acc1[r], ar, b1);
+  if (nr <= VL) { /* a narrow panel (attention's head dim 16): half the FMAs, none on zero padding */
+    for (p = 0; p < kc; ++p) {
+      const V b0 = *(const V*)(bp + p * NR);
+      for (r = 0; r < MR; ++r) MG_GEMM_FMA_$S(acc0[r], MG_GEMM_SET1_$S(ap[p * MR + r]), b0);
+    }
+  } else {
+    for (p = 0; p < kc; ++p) {
+      const V b0 = *(const V*)(bp + p * NR), b1 = *(const V*)(bp + p * NR + VL);
+      for (r = 0; r < MR; ++r) {
+        const V ar = MG_GEMM_SET1_$S(ap[p * MR + r]);
+        MG_GEMM_FMA_$S(acc0[r], ar, b0);
+        MG_GEMM_FMA_$S(acc1[r], ar, b1);
+      }
     }
   }
   if (mr == MR && nr == NR) {
