@@ -167,7 +167,7 @@ void fused_reduce_c(const CLoopArgs& a, const fused::BodyPlan& p) {
   // (void)i: a body of splat broadcasts never reads its index.
   auto element = [&](const std::string& idx) { return "const int64_t i = " + idx + "; (void)i;\n" + c.code + x; };
   if (r.by_rows()) return r.emit_rows(a.w, element, f.acc_type, f.init, f.step, f.fin, a.out);
-  r.emit(a.w, "    " + f.acc_type + " acc = " + f.init + ";\n" + r.pass(element, f.step, f.simd) + "    " + a.out + "[o] = " +
+  r.emit(a.w, "    " + f.acc_type + " acc = " + f.init + ";\n" + r.pass(element, f.step, f.simd, "MG_OMP_GCC") + "    " + a.out + "[o] = " +
                   f.fin + ";\n");
 }
 

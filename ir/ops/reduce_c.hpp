@@ -54,7 +54,7 @@ struct CReduce {
     w.line(acc_type + " acc[" + B + "];");
     w.line("for (int64_t j = 0; j < " + B + "; ++j) acc[j] = " + init + ";");
     w.open("for (int64_t r = 0; r < " + std::to_string(n_red) + "; ++r)");
-    w.line("MG_OMP(omp simd)");
+    w.line("MG_OMP_GCC(omp simd)");  // the fused element may call libm: see module.cpp
     w.open("for (int64_t j = 0; j < on; ++j)");
     w.line(element("r * " + N + " + o0 * " + B + " + j"));
     w.line(at_j(step));
@@ -68,8 +68,9 @@ struct CReduce {
   // A loop nest over the reduced elements of the output whose first element is at flat
   // index `base`; `element(idx)` gives the statements declaring `x`, the element at flat
   // operand index idx (a C expression), and `body` uses x.
+  // `omp`: the pragma macro (MG_OMP_GCC where the element may call libm, see module.cpp).
   std::string pass(const std::function<std::string(const std::string& idx)>& element, const std::string& body,
-                   const std::string& simd_reduction = "") const {
+                   const std::string& simd_reduction = "", const std::string& omp = "MG_OMP") const {
     std::string s, idx = "base";
     int depth = 0;
     for (std::size_t k = 0; k < red.size(); ++k) {
@@ -81,7 +82,7 @@ struct CReduce {
       if (!simd_reduction.empty()) {
         bool last = true;
         for (std::size_t j = k + 1; j < red.size(); ++j) last = last && red[j] == 1;
-        if (last) s.append("MG_OMP(omp simd reduction(").append(simd_reduction).append("))\n").append(indent, ' ');
+        if (last) s.append(omp + "(omp simd reduction(").append(simd_reduction).append("))\n").append(indent, ' ');
       }
       s += "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(red[k]) + "; ++" + v + ")\n";
       idx += " + " + v + " * " + std::to_string(red_st[k]);

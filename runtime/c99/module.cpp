@@ -71,7 +71,7 @@ std::string vector_math_decls(const std::string& body) {
     }
   if (old_glibc.empty() && new_glibc.empty()) return "";
   std::string s = "#if defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__) && defined(__x86_64__) && "
-                  "defined(__GLIBC__) && defined(_OPENMP) && !defined(MG_NO_LIBMVEC)\n"
+                  "defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 22) && defined(_OPENMP) && !defined(MG_NO_LIBMVEC)\n"
                   "/* glibc's vector math (libmvec): `omp simd` loops call its 8/16-wide variants */\n" + old_glibc;
   if (!new_glibc.empty())
     s += "#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)\n" + new_glibc + "#endif\n";
@@ -298,7 +298,11 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   src += "#include <math.h>\n#include <stdint.h>\n";
   if (!opt.standalone) src += "#include <cblas.h>\n";
   src += "#include \"" + m.name + ".h\"\n\n";
-  src += "#ifdef _OPENMP\n#define MG_OMP(x) _Pragma(#x)\n#else\n#define MG_OMP(x)\n#endif\n\n";
+  src += "#ifdef _OPENMP\n#define MG_OMP(x) _Pragma(#x)\n#else\n#define MG_OMP(x)\n#endif\n";
+  // simd loops only GCC vectorises (float max reductions; libm calls, through libmvec):
+  // clang reports the loops it cannot vectorise as warnings, which -Werror exports refuse.
+  src += "#if defined(_OPENMP) && defined(__GNUC__) && !defined(__clang__)\n#define MG_OMP_GCC(x) _Pragma(#x)\n#else\n"
+         "#define MG_OMP_GCC(x)\n#endif\n\n";
   std::string calls = w.str();
   for (auto& name : support_order) calls += support[name];
   src += vector_math_decls(calls);

@@ -4,11 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/ir/ops.hpp"
+#include "minigrad/passes/fuse.hpp"
+#include "minigrad/runtime/c99/module.hpp"
 #include "minigrad/runtime/interpreter.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace mg {
 namespace {
@@ -38,6 +43,33 @@ TEST(C99Softmax, SpecialValuesAgreeWithTheInterpreter) {
       }
     // The cases are what they say: row 0 NaN, row 2 NaN (only -inf), row 3 finite.
     EXPECT_TRUE(std::isnan(got[0].at(0)) && std::isnan(got[0].at(2 * 37)) && std::isfinite(got[0].at(3 * 37)));
+  }
+}
+
+// The loops only GCC vectorises (softmax's passes, fused and leading-axis reductions with
+// libm in the element) stay warning-free where clang compiles them with OpenMP: clang
+// warns of each `omp simd` loop it cannot vectorise (MG_OMP_GCC, runtime/c99/module.cpp).
+TEST(C99Softmax, ExportsCompileWithOpenMpWithoutWarnings) {
+  mg::testing::ScratchDir dir("mg_c99_softmax_w_");
+  ir::Graph g;
+  const Shape s{6, 5, 40};
+  ir::Value x = g.add_input("x", Type{f32, s});
+  g.outputs.push_back(ir::make_op(g, ir::op("softmax"), {x}, {{"axis", std::int64_t{2}}}).id);
+  g.outputs.push_back(ir::make_op(g, ir::op("log_softmax"), {x}, {{"axis", std::int64_t{2}}}).id);
+  g.outputs.push_back(ir::reduce("reduce_max", x, {0, 1}, false).id);
+  g.outputs.push_back(ir::reduce("reduce_sum", ir::unary("tanh", x), {0, 1}, false).id);  // fused: rows
+  g.outputs.push_back(ir::reduce("reduce_sum", ir::unary("exp", x), {2}, false).id);      // fused: per output
+  auto f = passes::fuse_elementwise(g);
+  const rt::c99::Module m = rt::c99::emit_module(*f, f->outputs, {}, {.name = "sm"});
+  // What clang would have warned about is there: the max pass and a tanh in a simd loop.
+  EXPECT_NE(m.source.find("MG_OMP_GCC(omp simd reduction(max:m)"), std::string::npos) << m.source;
+  EXPECT_NE(m.source.find("tanhf("), std::string::npos) << m.source;
+  std::ofstream(dir / "sm.h") << m.header;
+  std::ofstream(dir / "sm.c") << m.source;
+  for (std::string cc : {"gcc", "clang"}) {
+    const std::string cmd = "cd " + (dir / "sm.c").parent_path().string() + " && " + cc +
+                            " -std=c99 -Wall -Wextra -pedantic -Werror -O3 -march=native -fno-math-errno -fopenmp -I. -c sm.c 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
 }
 
