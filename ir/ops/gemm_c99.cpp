@@ -251,8 +251,9 @@ static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars
           for (jt = jb; jt < jb1; ++jt) {
             mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs, bstack);
             for (ir = 0; ir < m; ir += MR) {
-              mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
-              mg_gemm_tile_$S(kc, apack, 1, MR, bstack, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
+              const int direct = panels == 1 && m - ir >= MR; /* as above */
+              if (!direct) mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
+              mg_gemm_tile_$S(kc, direct ? a + ir * ars + pc * acs : apack, direct ? ars : 1, direct ? acs : MR, bstack, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
                               n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
             }
           }
