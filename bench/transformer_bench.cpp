@@ -5,7 +5,7 @@
 //       grad w.r.t. the input, Adam (libtorch: autograd.grad with create_graph=True), f32
 //   (c) miniGPT training step: examples/minigpt.hpp (ctx 64, 4 layers, 4 heads, d 128),
 //       batch 16, AdamW, clipping
-// Ours through the interpreter and the C99 JIT (b, c). Prints median ms and ours/libtorch.
+// Ours through the interpreter and the C99 JIT. Prints median ms and ours/libtorch.
 //   transformer_bench [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT]
 #include <cblas.h>
 #include <omp.h>
@@ -53,7 +53,7 @@ Array randn(Type t, std::uint32_t seed, double scale = 1.0) {
   return a;
 }
 
-double our_attention(Backend, int threads, int warmup, int iters) {
+double our_attention(Backend backend, int threads, int warmup, int iters) {
   set_threads(threads);
   nn::MultiheadAttention mha(64, 4);
   Graph g;
@@ -64,7 +64,7 @@ double our_attention(Backend, int threads, int warmup, int iters) {
   for (nn::Parameter* p : nn::parameters(mha)) wrt.push_back(p->tensor);
   std::vector<Tensor> outs{loss};
   for (Tensor& d : grad(loss, wrt)) outs.push_back(d);
-  Executable exe = nn::compile_with_parameters(g, outs, mha);
+  Executable exe = nn::compile_with_parameters(g, outs, mha, backend);
   const Array X = randn(Type{f32, {256, 8, 64}}, 1);
   double sink = 0;
   double ms = bench::median_ms([&] { sink += exe.run({{"x", X}})[1].at(0); }, warmup, iters);
@@ -142,11 +142,11 @@ int main(int argc, char** argv) {
   }
   const Workload workloads[] = {
 #if MG_BENCH_TORCH
-      {"attention fwd+bwd (MHA 64/4h, seq 256, b 8)", our_attention, false, 1, bench::torch_attention_ms},
+      {"attention fwd+bwd (MHA 64/4h, seq 256, b 8)", our_attention, true, 1, bench::torch_attention_ms},
       {"PINN step (256 pts, 2x32 tanh, u'')", our_pinn, true, 1, bench::torch_pinn_step_ms},
       {"miniGPT step (b 16, ctx 64, 4L 4H d128)", our_minigpt, true, 4, bench::torch_minigpt_step_ms},
 #else
-      {"attention fwd+bwd (MHA 64/4h, seq 256, b 8)", our_attention, false, 1},
+      {"attention fwd+bwd (MHA 64/4h, seq 256, b 8)", our_attention, true, 1},
       {"PINN step (256 pts, 2x32 tanh, u'')", our_pinn, true, 1},
       {"miniGPT step (b 16, ctx 64, 4L 4H d128)", our_minigpt, true, 4},
 #endif

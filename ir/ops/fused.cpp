@@ -274,7 +274,8 @@ const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array
   return dst ? *dst : s.tile[p_.result];
 }
 
-CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i) {
+CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i,
+             std::int64_t row) {
   CBody c;
   c.value.resize(body.size());
   for (NodeId id = 0; id < body.size(); ++id) {
@@ -286,7 +287,13 @@ CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string
       case BodyRole::matmul: c.value[id] = name[id] + "[" + i + "]"; break;
       case BodyRole::broadcast: {
         const Shape& src = body.node(b.inputs[0]).type.shape;
-        c.value[id] = name[b.inputs[0]] + "[" + c_offset(i, p.loop.shape, broadcast_strides(src, p.loop.shape)) + "]";
+        const std::vector<std::int64_t> st = broadcast_strides(src, p.loop.shape);
+        std::string off = c_offset(i, p.loop.shape, st);
+        if (row > 0 && !st.empty() && p.loop.shape.back() == row) {
+          off = c_offset("io", Shape(p.loop.shape.begin(), p.loop.shape.end() - 1), {st.begin(), st.end() - 1});
+          if (st.back() != 0) off += " + ii * " + std::to_string(st.back());
+        }
+        c.value[id] = name[b.inputs[0]] + "[" + off + "]";
         break;
       }
       case BodyRole::compute: {
@@ -473,11 +480,26 @@ void fused_c(const CLoopArgs& a) {
     name[p.matmul] = a.out;  // the epilogue reads the GEMM result in place
   }
   if (count == 0) return;
-  const fused::CBody c = fused::c_body(body, p, name, "i");
-  c_flat_for(a.w, count, count * std::max<std::int64_t>(c.ops, 1));
+  fused::CBody c = fused::c_body(body, p, name, "i");
+  // Rows when a broadcast's flat index divides (a bias over [B, T, C]: `i % C` is a gather).
+  const std::int64_t row = p.loop.shape.empty() ? 0 : p.loop.shape.back();
+  bool divides = false;
+  for (NodeId id = 0; id < body.size(); ++id)
+    divides = divides || (p.role[id] == BodyRole::broadcast && c.value[id].find_first_of("/%") != std::string::npos);
+  const bool rows = divides && row >= 16 && count > row;
+  if (rows) {
+    c = fused::c_body(body, p, name, "i", row);
+    c_for(a.w, "io", count / row, count * std::max<std::int64_t>(c.ops, 1), false);
+    a.w.line("MG_OMP(omp simd)");
+    a.w.open("for (int64_t ii = 0; ii < " + std::to_string(row) + "; ++ii)");
+    a.w.line("const int64_t i = io * " + std::to_string(row) + " + ii;");
+  } else {
+    c_flat_for(a.w, count, count * std::max<std::int64_t>(c.ops, 1));  // may join a loop group
+  }
   a.w.raw(c.code);
   a.w.line(a.out + "[i] = " + c.value[p.result] + ";");
   a.w.close();
+  if (rows) a.w.close();
 }
 
 }  // namespace

@@ -85,7 +85,10 @@ struct CBody {
   std::vector<std::string> value;
   std::int64_t ops = 0;
 };
-CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i);
+// `row` > 0: the loop runs as rows (io) of `row` elements (ii), i = io * row + ii, and
+// broadcasts index by io and ii (contiguous or invariant along the row, not gathers).
+CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i,
+             std::int64_t row = 0);
 
 // The C names of a body's parameters (the node's inputs) and constants (file-scope
 // arrays, added through a.support, named after a.out).

@@ -154,8 +154,9 @@ void fused_reduce_kernel(const KernelArgs& k, const fused::BodyPlan& p) {
 }
 
 // C99: the reduction's loop nest (reduce_c.hpp) with each element computed by the body's
-// expressions at its flat loop index instead of read from a buffer. No simd pragma: the
-// body may call libm.
+// expressions at its flat loop index instead of read from a buffer. The innermost loop is
+// a simd reduction as the plain fold's (libm calls in the body vectorise through libmvec,
+// see runtime/c99/module.cpp; LayerNorm's and softmax's backward row sums were scalar).
 void fused_reduce_c(const CLoopArgs& a, const fused::BodyPlan& p) {
   const Graph& body = *a.node.regions[0];
   const Node& red = body.node(p.reduce);
@@ -165,7 +166,8 @@ void fused_reduce_c(const CLoopArgs& a, const fused::BodyPlan& p) {
   const std::string x = "      const " + c_type(p.loop.dtype) + " x = " + c.value[p.result] + ";";
   // (void)i: a body of splat broadcasts never reads its index.
   auto element = [&](const std::string& idx) { return "const int64_t i = " + idx + "; (void)i;\n" + c.code + x; };
-  r.emit(a.w, "    " + f.acc_type + " acc = " + f.init + ";\n" + r.pass(element, f.step) + "    " + a.out + "[o] = " +
+  if (r.by_rows()) return r.emit_rows(a.w, element, f.acc_type, f.init, f.step, f.fin, a.out);
+  r.emit(a.w, "    " + f.acc_type + " acc = " + f.init + ";\n" + r.pass(element, f.step, f.simd, "MG_OMP_GCC") + "    " + a.out + "[o] = " +
                   f.fin + ";\n");
 }
 

@@ -140,19 +140,27 @@ typedef $T mg_gemm_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($
 #define MG_GEMM_SET1_$S(x) _mm256_set1_p$P(x)
 #endif
 /* One register tile: c[0,mr) x [0,nr) = (add ? c : 0) + the packed panels' product (kc deep). */
-static void mg_gemm_tile_$S(int64_t kc, const $T* ap, const $T* bp, $T* c, int64_t ldc, int64_t mr, int64_t nr,
+static void mg_gemm_tile_$S(int64_t kc, const $T* ap, int64_t ars, int64_t aps, const $T* bp, $T* c, int64_t ldc,
+                            int64_t mr, int64_t nr,
                             int add) {
   typedef mg_gemm_v_$S V;
   enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S, VL = NR / 2 };
   V acc0[MR], acc1[MR];
   int64_t p, r, j;
   for (r = 0; r < MR; ++r) acc0[r] = acc1[r] = (V){0};
-  for (p = 0; p < kc; ++p) {
-    const V b0 = *(const V*)(bp + p * NR), b1 = *(const V*)(bp + p * NR + VL);
-    for (r = 0; r < MR; ++r) {
-      const V ar = MG_GEMM_SET1_$S(ap[p * MR + r]);
-      MG_GEMM_FMA_$S(acc0[r], ar, b0);
-      MG_GEMM_FMA_$S(acc1[r], ar, b1);
+  if (nr <= VL) { /* a narrow panel (attention's head dim 16): half the FMAs, none on zero padding */
+    for (p = 0; p < kc; ++p) {
+      const V b0 = *(const V*)(bp + p * NR);
+      for (r = 0; r < MR; ++r) MG_GEMM_FMA_$S(acc0[r], MG_GEMM_SET1_$S(ap[r * ars + p * aps]), b0);
+    }
+  } else {
+    for (p = 0; p < kc; ++p) {
+      const V b0 = *(const V*)(bp + p * NR), b1 = *(const V*)(bp + p * NR + VL);
+      for (r = 0; r < MR; ++r) {
+        const V ar = MG_GEMM_SET1_$S(ap[r * ars + p * aps]);
+        MG_GEMM_FMA_$S(acc0[r], ar, b0);
+        MG_GEMM_FMA_$S(acc1[r], ar, b1);
+      }
     }
   }
   if (mr == MR && nr == NR) {
@@ -179,7 +187,8 @@ static void mg_gemm_tile_$S(int64_t kc, const $T* ap, const $T* bp, $T* c, int64
 }
 #else
 /* Portable: the same tile as arrays; the j loop vectorises (NEON: 2 q registers a row). */
-static void mg_gemm_tile_$S(int64_t kc, const $T* ap, const $T* bp, $T* c, int64_t ldc, int64_t mr, int64_t nr,
+static void mg_gemm_tile_$S(int64_t kc, const $T* ap, int64_t ars, int64_t aps, const $T* bp, $T* c, int64_t ldc,
+                            int64_t mr, int64_t nr,
                             int add) {
   enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S };
   $T acc[MR][NR];
@@ -188,7 +197,7 @@ static void mg_gemm_tile_$S(int64_t kc, const $T* ap, const $T* bp, $T* c, int64
     for (j = 0; j < NR; ++j) acc[r][j] = 0;
   for (p = 0; p < kc; ++p)
     for (r = 0; r < MR; ++r) {
-      const $T ar = ap[p * MR + r];
+      const $T ar = ap[r * ars + p * aps];
       MG_OMP(omp simd)
       for (j = 0; j < NR; ++j) MG_GEMM_MAC_$S(acc[r][j], ar, bp[p * NR + j]);
     }
@@ -228,9 +237,13 @@ static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars
             mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs,
                               bpack + jt * NR * kcmax);
           for (ir = 0; ir < m; ir += MR) {
-            mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
+            /* One panel (n <= NR: attention's head dims): A's rows are read once, so the tile
+               reads them in place; packing them cost as much as the FMAs. */
+            const int direct = panels == 1 && m - ir >= MR;
+            if (!direct) mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
             for (jt = jb; jt < jb1; ++jt)
-              mg_gemm_tile_$S(kc, apack, bpack + jt * NR * kcmax, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
+              mg_gemm_tile_$S(kc, direct ? a + ir * ars + pc * acs : apack, direct ? ars : 1, direct ? acs : MR,
+                              bpack + jt * NR * kcmax, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
                               n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
           }
         } else {
@@ -238,8 +251,9 @@ static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars
           for (jt = jb; jt < jb1; ++jt) {
             mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs, bstack);
             for (ir = 0; ir < m; ir += MR) {
-              mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
-              mg_gemm_tile_$S(kc, apack, bstack, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
+              const int direct = panels == 1 && m - ir >= MR; /* as above */
+              if (!direct) mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
+              mg_gemm_tile_$S(kc, direct ? a + ir * ars + pc * acs : apack, direct ? ars : 1, direct ? acs : MR, bstack, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
                               n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
             }
           }

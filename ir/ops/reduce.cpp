@@ -177,39 +177,12 @@ std::function<std::string(const std::string&)> read_x(const CLoopArgs& a) {
   };
 }
 
-// A fold over the leading axes (a bias gradient's column sum): blocks of contiguous
-// outputs fold one row at a time, each output still over its elements in order. One
-// output per loop iteration would walk a column (stride of a row): a scalar chain of
-// dependent adds.
-bool fold_leading_axes(const CLoopArgs& a, const CReduce& r, const CFold& f) {
-  const I64List axes = axes_of(a.node);
-  for (std::size_t k = 0; k < axes.size(); ++k)
-    if (axes[k] != static_cast<std::int64_t>(k)) return false;
-  if (axes.empty() || axes.size() == a.in_types[0].shape.size() || r.n_out < 16 || r.n_red < 2) return false;
-  constexpr std::int64_t kBlock = 256;
-  const std::string T = c_type(a.in_types[0].dtype), n_out = c_int(r.n_out), blk = c_int(kBlock);
-  const std::int64_t blocks = (r.n_out + kBlock - 1) / kBlock;
-  if (blocks > 1 && r.n_out * r.n_red >= kCParallelWork) a.w.line("MG_OMP(omp parallel for schedule(static))");
-  a.w.open("for (int64_t b = 0; b < " + c_int(blocks) + "; ++b)");
-  a.w.line("const int64_t o0 = b * " + blk + ", nb = " + n_out + " - o0 < " + blk + " ? " + n_out + " - o0 : " + blk + ";");
-  a.w.line(f.acc_type + " accs[" + blk + "];");
-  a.w.line("for (int64_t j = 0; j < nb; ++j) accs[j] = " + f.init + ";");
-  a.w.open("for (int64_t r = 0; r < " + c_int(r.n_red) + "; ++r)");
-  a.w.line("MG_OMP(omp simd)");
-  a.w.line("for (int64_t j = 0; j < nb; ++j) { " + f.acc_type + " acc = accs[j]; const " + T + " x = " + a.in[0] +
-           "[r * " + n_out + " + o0 + j]; " + f.step + " accs[j] = acc; }");
-  a.w.close();
-  a.w.line("for (int64_t j = 0; j < nb; ++j) { " + f.acc_type + " acc = accs[j]; " + a.out + "[o0 + j] = " + f.fin + "; }");
-  a.w.close();
-  return true;
-}
-
 // sum/prod/max/min/mean: the op's `fold` column as C (c_fold_parts).
 EmitC c_fold() {
   return c_loops([](const CLoopArgs& a) {
     CReduce r(a.in_types[0].shape, axes_of(a.node));
     const CFold f = c_fold_parts(a.node.op->fold, a.node.type.dtype, r.n_red);
-    if (fold_leading_axes(a, r, f)) return;
+    if (r.by_rows()) return r.emit_rows(a.w, read_x(a), f.acc_type, f.init, f.step, f.fin, a.out);
     r.emit(a.w, "    " + f.acc_type + " acc = " + f.init + ";\n" + r.pass(read_x(a), f.step, f.simd) + "    " + a.out +
                     "[o] = " + f.fin + ";\n");
   });

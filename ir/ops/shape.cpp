@@ -74,15 +74,18 @@ Type with_shape(const Type& t, Shape s) { return Type{t.dtype, std::move(s)}; }
 
 // ---- C99 emission ----------------------------------------------------------------------
 
-// out[i] = in[i]: reshapes move no element.
+// out[i] = in[i]: reshapes move no element. Their view is contiguous: consumers read the
+// operand's buffer itself and the copy runs only where the value is a root.
 EmitC c_copy() {
-  return c_loops([](const CLoopArgs& a) {
+  EmitC e = c_loops([](const CLoopArgs& a) {
     const std::int64_t n = a.node.type.numel();
     if (n == 0) return;
     c_for(a.w, "i", n, n, true);
     a.w.line(a.out + "[i] = " + a.in[0] + "[i];");
     a.w.close();
   });
+  e.view = [](const Node&, std::span<const Type>) -> std::optional<CView> { return CView{}; };
+  return e;
 }
 
 // out (contiguous) = in read at `offset` with per-output-axis `src` strides.

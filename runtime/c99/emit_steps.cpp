@@ -18,9 +18,21 @@ namespace {
 
 thread_local const std::string* g_prefix = nullptr;  // the emit_steps call's value prefix
 std::string ptr(ir::NodeId id) { return *g_prefix + std::to_string(id); }
+// The buffer a view reads: its operand's, through aliases (contiguous views) of aliases.
+ir::NodeId view_source(const ir::Graph& g, const Schedule& s, ir::NodeId id) {
+  ir::NodeId src = g.node(id).inputs[0];
+  while (s.viewed[src]) src = g.node(src).inputs[0];
+  return src;
+}
 // Options::check_numerics: collects the float temporaries element() writes (an inlined
 // chain's values, checked inside its loop: a NaN the chain masks has no buffer to check).
 thread_local std::vector<ir::NodeId>* g_temps = nullptr;
+// Elementwise loops as rows (io) of the last axis (ii): views index by io and ii, so a
+// broadcast bias is read contiguously and a row's LayerNorm statistic is loop-invariant
+// (flat, `i % 512` and `i / 128` made gathers). Set while such a loop is written;
+// g_strided_read records that a flat loop read a strided view.
+thread_local std::int64_t g_rows = 0;  // the row length; 0: flat
+thread_local bool g_strided_read = false;
 
 // The C expression of node `id`'s element i inside an elementwise loop; inlined nodes
 // are computed into temporaries (appended to `body`), in dependency order; views read
@@ -44,9 +56,19 @@ std::string expression(const ir::Graph& g, const Schedule& s, const ir::Node& n,
 std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body) {
   if (s.viewed[id]) {  // read in place: the operand at the view's offset of i
     const ir::CView& v = s.views[id];
-    std::string off = ir::c_offset("i", g.node(id).type.shape, v.strides);
+    const std::string src = ptr(view_source(g, s, id));
+    if (v.contiguous()) return src + "[" + (v.offset ? std::to_string(v.offset) + " + i" : "i") + "]";
+    const Shape& shape = g.node(id).type.shape;
+    std::string off;
+    if (g_rows && !shape.empty() && shape.back() == g_rows) {  // (always: views read here have the loop's shape)
+      off = ir::c_offset("io", Shape(shape.begin(), shape.end() - 1), {v.strides.begin(), v.strides.end() - 1});
+      if (v.strides.back() != 0) off += " + ii * " + std::to_string(v.strides.back());
+    } else {
+      off = ir::c_offset("i", shape, v.strides);
+      g_strided_read = true;
+    }
     if (v.offset != 0) off = std::to_string(v.offset) + " + " + off;
-    return ptr(g.node(id).inputs[0]) + "[" + off + "]";
+    return src + "[" + off + "]";
   }
   if (!s.inlined[id]) return ptr(id) + "[i]";
   const ir::Node& n = g.node(id);
@@ -232,8 +254,17 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
       std::string body;
       std::vector<ir::NodeId> temps;
       g_temps = o.check_numerics ? &temps : nullptr;
-      const std::string expr = expression(g, s, n, body);
+      g_strided_read = false;
+      std::string expr = expression(g, s, n, body);
       g_temps = nullptr;
+      const std::int64_t row = n.type.shape.empty() ? 1 : n.type.shape.back();
+      const bool rows = g_strided_read && temps.empty() && row >= 16 && count > row;
+      if (rows) {
+        body.clear();
+        g_rows = row;
+        expr = expression(g, s, n, body);
+        g_rows = 0;
+      }
       // Cost: the chain's length makes short loops worth threads too.
       std::int64_t chain = 1;
       for (char c : body) chain += c == '\n';
@@ -244,6 +275,11 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
         const bool par = count * chain >= ir::kCParallelWork && count > 1;
         w.line(std::string("MG_OMP(omp ") + (par ? "parallel for simd schedule(static) " : "simd ") + "reduction(|:mg_bad))");
         w.open("for (int64_t i = 0; i < " + std::to_string(count) + "; ++i)");
+      } else if (rows) {
+        ir::c_for(w, "io", count / row, count * chain, false);
+        w.line("MG_OMP(omp simd)");
+        w.open("for (int64_t ii = 0; ii < " + std::to_string(row) + "; ++ii)");
+        w.line("const int64_t i = io * " + std::to_string(row) + " + ii;");
       } else {
         ir::c_flat_for(w, count, count * chain);
       }
@@ -251,6 +287,7 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
       emit_temp_checks(g, temps, o, w);
       w.line(ptr(id) + "[i] = " + expr + ";");
       w.close();
+      if (rows) w.close();
       if (!temps.empty()) {
         w.line("if (mg_bad) " + fail);
         w.close();
@@ -263,7 +300,7 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
     std::vector<ir::CView> views;
     for (ir::NodeId x : n.inputs) {
       // A view is read in place: its operand's buffer at the view's strides.
-      in.push_back(ptr(s.viewed[x] ? g.node(x).inputs[0] : x));
+      in.push_back(ptr(s.viewed[x] ? view_source(g, s, x) : x));
       types.push_back(g.node(x).type);
       views.push_back(s.viewed[x] ? s.views[x] : ir::CView{});
     }

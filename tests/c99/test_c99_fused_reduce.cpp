@@ -43,7 +43,9 @@ TEST(C99FusedReduce, AgreesWithTheUnfusedInterpreter) {
     bool keepdim;
   };
   const Case cases[] = {{{300, 70}, {0, 1}, false}, {{37, 100}, {1}, false}, {{128, 30}, {0}, true},
-                        {{4, 6, 5, 9}, {0, 2}, false}, {{2, 3}, {}, false}, {{0, 4}, {0}, false}};
+                        {{4, 6, 5, 9}, {0, 2}, false}, {{2, 3}, {}, false}, {{0, 4}, {0}, false},
+                        // leading axes (rows of 70 folded into blocks of 64 accumulators + a remainder)
+                        {{6, 1, 5, 70}, {0, 1, 2}, false}};
   for (DType dt : {f64, f32, i64}) {
     ir::Graph g;
     rt::Bindings in;
@@ -77,6 +79,32 @@ TEST(C99FusedReduce, AgreesWithTheUnfusedInterpreter) {
     for (std::size_t o = 0; o < want.size(); ++o) {
       const std::string diff = compare(want[o], got[o]);
       EXPECT_TRUE(diff.empty()) << what[o] << ":\n" << diff;
+    }
+  }
+}
+
+// The plain reductions' row path (leading axes reduced: bias gradients) against the
+// interpreter, unfused.
+TEST(C99FusedReduce, LeadingAxesUnfusedAgree) {
+  for (DType dt : {f64, f32, i64}) {
+    ir::Graph g;
+    const Type t{dt, {6, 1, 5, 70}};
+    ir::Value x = g.add_input("x", t);
+    std::vector<std::string> what;
+    for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"}) {
+      if (dt == i64 && std::string(op) == "reduce_mean") continue;
+      for (const I64List& axes : {I64List{0}, I64List{0, 1, 2}}) {
+        g.outputs.push_back(ir::reduce(op, x, axes, false).id);
+        what.push_back(std::string(op) + " axes " + ir::format_attr(AttrValue{axes}));
+      }
+    }
+    const rt::Bindings in{{"x", randn(t, 7)}};
+    const auto want = rt::compile(g, g.outputs).run(in);
+    const auto got = rt::compile(g, g.outputs, {}, rt::Backend::c99).run(in);
+    ASSERT_EQ(want.size(), got.size());
+    for (std::size_t o = 0; o < want.size(); ++o) {
+      const std::string diff = compare(want[o], got[o]);
+      EXPECT_TRUE(diff.empty()) << to_string(t) << " " << what[o] << ":\n" << diff;
     }
   }
 }

@@ -108,6 +108,8 @@ std::vector<Product> edge_products() {
   ps.push_back({2, 17, 515, 40, true, false});
   ps.push_back({2, 8, 300, 65, false, true});
   ps.push_back({2, 70, 257, 1100, true, true});
+  // Threads over a batch of small products, one column panel (A read in place, edge rows packed).
+  ps.push_back({16, 20, 64, 16, true, false});
   return ps;
 }
 

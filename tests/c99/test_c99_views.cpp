@@ -14,6 +14,7 @@
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/ops.hpp"
 #include "minigrad/ir/op_registry.hpp"
+#include "minigrad/passes/fuse.hpp"
 #include "minigrad/runtime/c99/module.hpp"
 #include "minigrad/runtime/interpreter.hpp"
 #include "tests/values.hpp"
@@ -102,6 +103,33 @@ TEST_P(C99Views, BroadcastsReadInPlaceByElementwiseLoops) {
   ir::Value z = ir::mul(ir::unary("tanh", y), ir::broadcast_to(s, {20, 40}));
   c.g.outputs = {y.id, z.id};
   expect_agree(c, dt);
+}
+
+// Loops written as rows of the last axis (io, ii): a row statistic [B, T, 1], a bias [C]
+// and a [T, C] table broadcast over [B, T, C], unfused (views) and fused (broadcasts in
+// the body), against the interpreter on the unfused graph.
+TEST_P(C99Views, RowsOfTheLastAxis) {
+  const DType dt = GetParam();
+  Case c;
+  const Shape s{3, 5, 24};
+  ir::Value x = c.input("x", Type{dt, s}), stat = c.input("stat", Type{dt, {3, 5, 1}});
+  ir::Value bias = c.input("bias", Type{dt, {24}}), table = c.input("table", Type{dt, {5, 24}});
+  ir::Value y = ir::mul(ir::sub(x, ir::broadcast_to(stat, s)), ir::broadcast_to(bias, s));
+  ir::Value z = ir::add(ir::unary("tanh", y), ir::broadcast_to(table, s));
+  c.g.outputs = {y.id, z.id};
+  expect_agree(c, dt);
+  rt::c99::Options o;
+  o.standalone = false;
+  EXPECT_NE(rt::c99::emit_module(c.g, c.g.outputs, {}, o).source.find("const int64_t i = io * 24 + ii;"), std::string::npos);
+
+  auto f = passes::fuse_elementwise(c.g);
+  const auto want = rt::compile(c.g, c.g.outputs).run(c.in);
+  const auto got = rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(c.in);
+  const double tol = dt == f64 ? 1e-12 : 16 * FLT_EPSILON;
+  for (std::size_t k = 0; k < want.size(); ++k)
+    for (std::int64_t i = 0; i < want[k].numel(); ++i)
+      ASSERT_NEAR(got[k].at(i), want[k].at(i), tol * (1 + std::abs(want[k].at(i)))) << "fused output " << k << " [" << i << "]";
+  EXPECT_NE(rt::c99::emit_module(*f, f->outputs, {}, o).source.find("const int64_t i = io * 24 + ii;"), std::string::npos);
 }
 
 TEST(C99ViewsI64, TransposedIntegerOperands) {
