@@ -94,7 +94,9 @@ double ours_ms(mg::Shape sample, mg::Backend backend, int threads, int warmup, i
   double sink = 0;
   const double ms = mg::bench::median_ms([&] { sink += exe.run(b)[0].at(0); }, warmup, iters);
   if (!std::isfinite(sink)) throw std::runtime_error("per-sample gradients are not finite");
-  if (g_profile) std::printf("%s", mg::rt::glassbox::telemetry_table(exe, /*by_node=*/true, /*limit=*/40).c_str());
+  if (g_profile && backend == mg::Backend::interpreter)
+    std::printf("%s", mg::rt::glassbox::telemetry_table(exe, /*by_node=*/true, /*limit=*/40).c_str());
+  if (g_profile && backend == mg::Backend::c99) std::printf("C99 source: %s\n", exe.source_path().c_str());
   return ms;
 }
 
@@ -124,6 +126,8 @@ int main(int argc, char** argv) {
     for (int t : thread_counts) {
       std::printf("CNN per-sample gradients, interpreter, %d thread(s): %.3f ms\n", t,
                   ours_ms<FashionCnn>({1, 28, 28}, mg::Backend::interpreter, t, warmup, iters));
+      std::printf("CNN per-sample gradients, C99, %d thread(s): %.3f ms\n", t,
+                  ours_ms<FashionCnn>({1, 28, 28}, mg::Backend::c99, t, warmup, iters));
     }
     return 0;
   }

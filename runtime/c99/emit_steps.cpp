@@ -45,9 +45,9 @@ std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::s
     const ir::CView& v = s.views[id];
     std::string off = ir::c_offset("i", g.node(id).type.shape, v.strides);
     if (v.offset != 0) off = std::to_string(v.offset) + " + " + off;
-    return ptr(g.node(id).inputs[0]) + "[" + off + "]";
+    return ptr(s.buffer(g.node(id).inputs[0])) + "[" + off + "]";
   }
-  if (!s.inlined[id]) return ptr(id) + "[i]";
+  if (!s.inlined[id]) return ptr(s.buffer(id)) + "[i]";
   const ir::Node& n = g.node(id);
   const std::string expr = expression(g, s, n, body);
   const std::string t = "t" + std::to_string(id);
@@ -225,7 +225,7 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
     std::vector<ir::CView> views;
     for (ir::NodeId x : n.inputs) {
       // A view is read in place: its operand's buffer at the view's strides.
-      in.push_back(ptr(s.viewed[x] ? g.node(x).inputs[0] : x));
+      in.push_back(ptr(s.buffer(s.viewed[x] ? g.node(x).inputs[0] : x)));
       types.push_back(g.node(x).type);
       views.push_back(s.viewed[x] ? s.views[x] : ir::CView{});
     }
