@@ -221,6 +221,8 @@ void register_nn_ops() {
       {{f64_4d(1, 4, 5, 6), f64_4d(4, 2, 3, 2)}, conv_case({2, 1}, {1, 0}, {1, 2}, 2)},
       {{f64_4d(1, 2, 8, 8), f64_4d(3, 2, 1, 1)}, conv_case({1, 1}, {0, 0}, {1, 1}, 1)},  // pointwise path
       {{f64_4d(1, 1, 1, 1), f64_4d(1, 1, 1, 1)}, conv_case({1, 1}, {0, 0}, {1, 1}, 1)},
+      // "same" with dilation: im2col's one-copy path, rows and columns read from the padding
+      {{f64_4d(2, 2, 5, 6), f64_4d(2, 1, 3, 3)}, conv_case({1, 1}, {2, 2}, {2, 2}, 2)},
   };
 
   OpDef& cin = define_op("conv2d_input_grad");
@@ -249,6 +251,8 @@ void register_nn_ops() {
        with(conv_case({2, 1}, {1, 0}, {1, 2}, 2), "input_size", I64List{5, 6})},
       {{f64_4d(1, 3, 8, 8), f64_4d(3, 2, 1, 1)},
        with(conv_case({1, 1}, {0, 0}, {1, 1}, 1), "input_size", I64List{8, 8})},
+      {{f64_4d(2, 2, 5, 6), f64_4d(2, 1, 3, 3)},
+       with(conv_case({1, 1}, {2, 2}, {2, 2}, 2), "input_size", I64List{5, 6})},
   };
 
   OpDef& cw = define_op("conv2d_weight_grad");
@@ -275,6 +279,8 @@ void register_nn_ops() {
        with(conv_case({2, 1}, {1, 0}, {1, 2}, 2), "kernel_size", I64List{3, 2})},
       {{f64_4d(2, 2, 8, 8), f64_4d(2, 3, 8, 8)},
        with(conv_case({1, 1}, {0, 0}, {1, 1}, 1), "kernel_size", I64List{1, 1})},
+      {{f64_4d(2, 2, 5, 6), f64_4d(2, 2, 5, 6)},
+       with(conv_case({1, 1}, {2, 2}, {2, 2}, 2), "kernel_size", I64List{3, 3})},
   };
 }
 
