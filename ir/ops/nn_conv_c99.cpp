@@ -19,6 +19,8 @@ namespace {
 constexpr std::int64_t kColBudget = 1 << 21;      // elements of im2col columns per chunk
 constexpr std::int64_t kGemmThreads = 262144;     // m*n*k from which mg_gemm threads itself
 constexpr std::int64_t kParallel = kCParallelWork;
+constexpr std::int64_t kSmallRows = 16;
+constexpr std::int64_t kSmallB = 256 * 1024;  // bytes of B the unpacked GEMM re-reads per row
 
 // One (r = (c*kh + p)*kw + q) im2col row of one sample: dst[i*Wo + j] = x[c, i*sh - ph +
 // p*dh, j*sw - pw + q*dw] (0 outside); the valid columns [j0, j1) copy without tests.
@@ -109,16 +111,53 @@ std::string use(const CLoopArgs& a, const char* what) {
   a.support(name, gemm_c99::substitute(what == std::string("im2col") ? kIm2col : kCol2im, t));
   return name;
 }
-std::string use_gemm(const CLoopArgs& a) {
-  const DType t = a.node.type.dtype;
-  const std::string s(name_of(t));
-  a.support("mg_gemm_arch", gemm_c99::arch_text());
-  a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
-  a.support("mg_gemm_" + s, gemm_c99::packed_text(t));
-  return "mg_gemm_" + s;
+void pragma_if(CWriter& w, const std::string& cond) { w.line("MG_OMP(omp parallel for schedule(static) if (" + cond + "))"); }
+
+// Few rows (a conv's output channels per group: 8-16 in small CNNs) and B within L2: the
+// unpacked GEMM, one row of C per OpenMP iteration (it streams B once per row anyway).
+// Packing B for 8 or 16 rows of A cost as much as the tiles (perf, example 05's convs).
+bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t sz) {
+  return m <= kSmallRows && n * k * sz <= kSmallB;
 }
 
-void pragma_if(CWriter& w, const std::string& cond) { w.line("MG_OMP(omp parallel for schedule(static) if (" + cond + "))"); }
+// The GEMMs of `tasks` tasks (a C expression; at most max_tasks), m x n x k each (k at
+// most kmax): task tt's operands are the C expressions A, B, C over what `vars` defines
+// from tt; strides are C expressions too.
+struct GemmLoop {
+  std::string tasks;
+  std::int64_t max_tasks, m, n;
+  std::string k;
+  std::int64_t kmax;
+  std::string vars, A, ars, acs, B, brs, bcs, C;
+};
+void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
+  const DType t = a.node.type.dtype;
+  const std::string s(name_of(t)), T = c_type(t);
+  const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
+  const std::string fn = small ? "mg_gemm_small_" + s : "mg_gemm_" + s;
+  a.support("mg_gemm_arch", gemm_c99::arch_text());
+  a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
+  a.support(fn, small ? gemm_c99::small_text(t) : gemm_c99::packed_text(t));
+  const std::string dims = S(q.n) + ", " + q.k + ", ";
+  const std::string b = q.B + ", " + q.brs + ", " + q.bcs + ", ";
+  if (small) {
+    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n) + " * (" + q.k + ") >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + S(q.m) + "; ++t)");
+    a.w.line("const int64_t tt = t / " + S(q.m) + ", row = t % " + S(q.m) + ";");
+    a.w.line(q.vars);
+    a.w.line(fn + "(1, " + dims + q.A + " + row * " + q.ars + ", " + q.ars + ", " + q.acs + ", " + b + q.C + " + row * " +
+             S(q.n) + ");");
+    a.w.close();
+    return;
+  }
+  const bool par = outer_parallel(q.max_tasks, q.m, q.n, q.kmax);
+  const std::string bp = par ? "0" : "(" + T + "*)(" + a.scratch + " + " + S(bp_at) + ")";
+  if (par) pragma_if(a.w, "(" + q.tasks + ") > 1");
+  a.w.open("for (int64_t tt = 0; tt < " + q.tasks + "; ++tt)");
+  a.w.line(q.vars);
+  a.w.line(fn + "(" + S(q.m) + ", " + dims + q.A + ", " + q.ars + ", " + q.acs + ", " + b + q.C + ", " + bp + ");");
+  a.w.close();
+}
 
 // Scratch: columns of one chunk, then (weight grad) the packed dy and a partial dw, then
 // B's panels when the GEMMs thread themselves.
@@ -136,7 +175,7 @@ Layout layout_of(const Plan& p, ConvOp op, std::int64_t sz) {
     if (p.nb < g.N) l.tmp = at, at += align(g.O * p.K * sz);
     n = p.K, k = p.nb * p.L, tasks = g.G;
   }
-  if (!outer_parallel(tasks, m, n, k)) l.bpack = at, at += bpack_bytes(n, k, sz);
+  if (!small_gemm(m, n, k, sz) && !outer_parallel(tasks, m, n, k)) l.bpack = at, at += bpack_bytes(n, k, sz);
   l.total = at;
   return l;
 }
@@ -151,8 +190,6 @@ ConvGeom geom_of(ConvOp op, const Node& node, std::span<const Type> in) {
 void emit_forward(const CLoopArgs& a, const Plan& p, const Layout& l) {
   const ConvGeom& g = p.g;
   const std::string T = c_type(a.node.type.dtype), X = a.in[0], Wt = a.in[1], Y = a.out;
-  const bool par = outer_parallel(p.nb * g.G, p.Og, p.L, p.K);
-  const std::string bp = par ? "0" : "(" + T + "*)(" + a.scratch + " + " + S(l.bpack) + ")";
   a.w.line(T + "* col = (" + T + "*)" + a.scratch + ";");
   a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
@@ -161,32 +198,26 @@ void emit_forward(const CLoopArgs& a, const Plan& p, const Layout& l) {
   a.w.line(use(a, "im2col") + "(" + X + " + (n0 + t / " + S(p.R) + ") * " + S(g.C * g.H * g.W) + ", t % " + S(p.R) +
            ", col + t * " + S(p.L) + ", " + geometry_args(g) + ");");
   a.w.close();
-  if (par) pragma_if(a.w, "nb * " + S(g.G) + " > 1");
-  a.w.open("for (int64_t t = 0; t < nb * " + S(g.G) + "; ++t)");
-  a.w.line("const int64_t n = t / " + S(g.G) + ", gi = t % " + S(g.G) + ";");
-  a.w.line(use_gemm(a) + "(" + S(p.Og) + ", " + S(p.L) + ", " + S(p.K) + ", " + Wt + " + gi * " + S(p.Og * p.K) + ", " +
-           S(p.K) + ", 1, col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L) + ", " + S(p.L) + ", 1, " + Y +
-           " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L) + ", " + bp + ");");
-  a.w.close();
+  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
+  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.Og, p.L, S(p.K), p.K, vars, Wt + " + gi * " + S(p.Og * p.K), S(p.K), "1",
+                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L), S(p.L), "1",
+                 Y + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L)},
+             l.bpack);
   a.w.close();
 }
 
 void emit_input_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   const ConvGeom& g = p.g;
   const std::string T = c_type(a.node.type.dtype), DY = a.in[0], Wt = a.in[1], DX = a.out;
-  const bool par = outer_parallel(p.nb * g.G, p.K, p.L, p.Og);
-  const std::string bp = par ? "0" : "(" + T + "*)(" + a.scratch + " + " + S(l.bpack) + ")";
   a.w.line(T + "* col = (" + T + "*)" + a.scratch + ";");
   a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
-  if (par) pragma_if(a.w, "nb * " + S(g.G) + " > 1");
-  a.w.open("for (int64_t t = 0; t < nb * " + S(g.G) + "; ++t)");
-  a.w.line("const int64_t n = t / " + S(g.G) + ", gi = t % " + S(g.G) + ";");
   // col[g*K + k, l] = sum_o w[g*Og + o, k] dy[n, g*Og + o, l]: A = w_g^T, read in place.
-  a.w.line(use_gemm(a) + "(" + S(p.K) + ", " + S(p.L) + ", " + S(p.Og) + ", " + Wt + " + gi * " + S(p.Og * p.K) +
-           ", 1, " + S(p.K) + ", " + DY + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L) + ", " +
-           S(p.L) + ", 1, col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L) + ", " + bp + ");");
-  a.w.close();
+  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
+  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.K, p.L, S(p.Og), p.Og, vars, Wt + " + gi * " + S(p.Og * p.K), "1", S(p.K),
+                 DY + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L), S(p.L), "1",
+                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L)},
+             l.bpack);
   pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
   a.w.open("for (int64_t t = 0; t < nb * " + S(g.C) + "; ++t)");
   a.w.line(use(a, "col2im") + "(col + t * " + S(g.kh * g.kw * p.L) + ", " + S(p.L) + ", " + DX + " + (n0 * " + S(g.C) +
@@ -198,8 +229,6 @@ void emit_input_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
 void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   const ConvGeom& g = p.g;
   const std::string T = c_type(a.node.type.dtype), X = a.in[0], DY = a.in[1], DW = a.out;
-  const bool par = outer_parallel(g.G, p.Og, p.K, p.nb * p.L);
-  const std::string bp = par ? "0" : "(" + T + "*)(" + a.scratch + " + " + S(l.bpack) + ")";
   const std::string NL = "nb * " + S(p.L);
   // Columns of the chunk side by side: col[r][n*L + l], so one GEMM per group sums over
   // the chunk's samples (k = nb*L); dy packed the same way, [O][n*L + l].
@@ -226,13 +255,10 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
     A = "dyp";
   }
   a.w.line(T + "* dst = " + (p.nb < g.N ? "n0 == 0 ? " + DW + " : part" : DW) + ";");
-  if (par) pragma_if(a.w, "1");
-  a.w.open("for (int64_t gi = 0; gi < " + S(g.G) + "; ++gi)");
   // dw_g[Og, K] = dy_g[Og, nb*L] @ col_g[K, nb*L]^T: B = col_g^T, read in place.
-  a.w.line(use_gemm(a) + "(" + S(p.Og) + ", " + S(p.K) + ", " + NL + ", " + A + " + gi * " + S(p.Og) + " * " + NL + ", " +
-           NL + ", 1, col + gi * " + S(p.K) + " * " + NL + ", 1, " + NL + ", dst + gi * " + S(p.Og * p.K) + ", " + bp +
-           ");");
-  a.w.close();
+  emit_gemms(a, {S(g.G), g.G, p.Og, p.K, NL, p.nb * p.L, "const int64_t gi = tt;", A + " + gi * " + S(p.Og) + " * " + NL, NL,
+                 "1", "col + gi * " + S(p.K) + " * " + NL, "1", NL, "dst + gi * " + S(p.Og * p.K)},
+             l.bpack);
   if (p.nb < g.N) {
     a.w.open("if (n0 > 0)");
     a.w.line("for (int64_t e = 0; e < " + S(g.O * p.K) + "; ++e) " + DW + "[e] += part[e];");
