@@ -141,7 +141,7 @@ void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   const std::string dims = S(q.n) + ", " + q.k + ", ";
   const std::string b = q.B + ", " + q.brs + ", " + q.bcs + ", ";
   if (small) {
-    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n) + " * (" + q.k + ") >= " + S(kParallel));
+    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
     a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + S(q.m) + "; ++t)");
     a.w.line("const int64_t tt = t / " + S(q.m) + ", row = t % " + S(q.m) + ";");
     a.w.line(q.vars);
@@ -159,10 +159,23 @@ void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   a.w.close();
 }
 
+// The weight gradient's GEMM sums over the chunk's samples (k = nb*L): when B is too big
+// for the unpacked GEMM but its rows are few, the samples split into `segments` runs, each
+// summed by the unpacked GEMM into a partial dw of its own, the partials added in segment
+// order (the same sums whatever the thread count). 1: no split.
+std::int64_t segments(const Plan& p, std::int64_t sz) {
+  if (p.Og > kSmallRows || small_gemm(p.Og, p.K, p.nb * p.L, sz)) return 1;
+  for (std::int64_t s = 2; s <= 2 * p.nb; s *= 2) {
+    const std::int64_t per = (p.nb + s - 1) / s;
+    if (small_gemm(p.Og, p.K, per * p.L, sz)) return s;
+  }
+  return 1;
+}
+
 // Scratch: columns of one chunk, then (weight grad) the packed dy and a partial dw, then
 // B's panels when the GEMMs thread themselves.
 struct Layout {
-  std::int64_t col = 0, dyp = 0, tmp = 0, bpack = 0, total = 0;
+  std::int64_t col = 0, dyp = 0, tmp = 0, seg = 0, bpack = 0, total = 0;
 };
 Layout layout_of(const Plan& p, ConvOp op, std::int64_t sz) {
   Layout l;
@@ -174,6 +187,10 @@ Layout layout_of(const Plan& p, ConvOp op, std::int64_t sz) {
     if (p.nb > 1) l.dyp = at, at += align(g.O * p.nb * p.L * sz);
     if (p.nb < g.N) l.tmp = at, at += align(g.O * p.K * sz);
     n = p.K, k = p.nb * p.L, tasks = g.G;
+    if (const std::int64_t sg = segments(p, sz); sg > 1) {
+      l.seg = at, at += align(sg * g.O * p.K * sz);
+      k = (p.nb + sg - 1) / sg * p.L;  // small: no B panels
+    }
   }
   if (!small_gemm(m, n, k, sz) && !outer_parallel(tasks, m, n, k)) l.bpack = at, at += bpack_bytes(n, k, sz);
   l.total = at;
@@ -256,9 +273,29 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   }
   a.w.line(T + "* dst = " + (p.nb < g.N ? "n0 == 0 ? " + DW + " : part" : DW) + ";");
   // dw_g[Og, K] = dy_g[Og, nb*L] @ col_g[K, nb*L]^T: B = col_g^T, read in place.
-  emit_gemms(a, {S(g.G), g.G, p.Og, p.K, NL, p.nb * p.L, "const int64_t gi = tt;", A + " + gi * " + S(p.Og) + " * " + NL, NL,
-                 "1", "col + gi * " + S(p.K) + " * " + NL, "1", NL, "dst + gi * " + S(p.Og * p.K)},
-             l.bpack);
+  const std::int64_t sg = segments(p, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
+  if (sg == 1) {
+    emit_gemms(a, {S(g.G), g.G, p.Og, p.K, NL, p.nb * p.L, "const int64_t gi = tt;", A + " + gi * " + S(p.Og) + " * " + NL,
+                   NL, "1", "col + gi * " + S(p.K) + " * " + NL, "1", NL, "dst + gi * " + S(p.Og * p.K)},
+               l.bpack);
+  } else {
+    const std::int64_t per = (p.nb + sg - 1) / sg, OK = g.O * p.K;
+    a.w.line(T + "* seg = (" + T + "*)(" + a.scratch + " + " + S(l.seg) + ");");
+    const std::string vars = "const int64_t s = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ", s0 = s * " + S(per) +
+                             " < nb ? s * " + S(per) + " : nb, s1 = (s + 1) * " + S(per) + " < nb ? (s + 1) * " + S(per) +
+                             " : nb;";
+    emit_gemms(a, {S(sg * g.G), sg * g.G, p.Og, p.K, "(s1 - s0) * " + S(p.L), per * p.L, vars,
+                   A + " + gi * " + S(p.Og) + " * " + NL + " + s0 * " + S(p.L), NL, "1",
+                   "col + gi * " + S(p.K) + " * " + NL + " + s0 * " + S(p.L), "1", NL,
+                   "seg + s * " + S(OK) + " + gi * " + S(p.Og * p.K)},
+               l.bpack);
+    pragma_if(a.w, S(OK * sg) + " >= " + S(kParallel));
+    a.w.open("for (int64_t e = 0; e < " + S(OK) + "; ++e)");
+    a.w.line(T + " acc = seg[e];");
+    a.w.line("for (int64_t s = 1; s < " + S(sg) + "; ++s) acc += seg[s * " + S(OK) + " + e];");
+    a.w.line("dst[e] = acc;");
+    a.w.close();
+  }
   if (p.nb < g.N) {
     a.w.open("if (n0 > 0)");
     a.w.line("for (int64_t e = 0; e < " + S(g.O * p.K) + "; ++e) " + DW + "[e] += part[e];");
