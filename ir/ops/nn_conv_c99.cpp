@@ -36,11 +36,12 @@ constexpr const char* kIm2col = R"(static void mg_conv_im2col_$S(const $T* x, in
   for (i = 0; i < Ho; ++i) {
     const int64_t h = i * sh - ph + p * dh;
     $T* row = dst + i * Wo;
-    const $T* src = plane + h * W + off;
+    const $T* src;
     if (h < 0 || h >= H) {
       for (j = 0; j < Wo; ++j) row[j] = 0;
       continue;
     }
+    src = plane + h * W + off;
     for (j = 0; j < j0; ++j) row[j] = 0;
     if (sw == 1) for (j = j0; j < j1; ++j) row[j] = src[j];
     else for (j = j0; j < j1; ++j) row[j] = src[j * sw];
@@ -65,9 +66,10 @@ constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S(const $T* col, 
       if (j1 > Wo) j1 = Wo;
       for (i = 0; i < Ho; ++i) {
         const int64_t h = i * sh - ph + p * dh;
-        $T* dst = plane + h * W + off;
+        $T* dst;
         const $T* s = src + i * Wo;
         if (h < 0 || h >= H) continue;
+        dst = plane + h * W + off;
         for (j = j0; j < j1; ++j) dst[j * sw] += s[j];
       }
     }
