@@ -7,6 +7,8 @@
 //       GFLOP/s of the standalone export's own GEMM (no BLAS; compiled -O3 -march=native
 //       -fopenmp) vs OpenBLAS sgemm, calls alternating, each as a fraction of the machine's
 //       FMA peak (bench/fma_peak.cpp, measured at the same thread count in the same run)
+//   (d) example 05's CNN training step (batch 64, Adam) at 1 and 2 threads: C99 JIT vs
+//       interpreter vs libtorch
 // The libtorch columns exist when libtorch-dev was found at configure time (bench/meson.build
 // defines MG_BENCH_TORCH; scripts/bench.sh installs it).   c99_bench [--iters N] [--passes P] [--only abc] [--threads T]
 #include <cblas.h>
@@ -29,6 +31,8 @@
 
 #include "bench/fma_peak.hpp"
 #include "bench/timing.hpp"
+#include "bench/train_workloads.hpp"
+#include "examples/fashion_models.hpp"
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/runtime/c99/module.hpp"
@@ -163,7 +167,7 @@ double forward_direct_ms(int iters, const std::filesystem::path& dir) {
 
 int main(int argc, char** argv) {
   int iters = 200;
-  std::string only = "abc";  // --only: which parts run (e.g. "a", "bc")
+  std::string only = "abcd";  // --only: which parts run (e.g. "a", "bc")
   std::vector<int> train_threads{1, 2};  // --threads: (b) at this thread count only
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
@@ -251,6 +255,30 @@ int main(int argc, char** argv) {
                     static_cast<long long>(sh.m), static_cast<long long>(sh.k), static_cast<long long>(sh.n), g_ours,
                     100 * g_ours / peak, g_blas, 100 * g_blas / peak, ms_blas / ms_ours, err);
       }
+    }
+    set_threads(max_threads);
+  }
+  if (part('d')) {
+    const int titers = std::max(10, iters / 4);
+    std::printf("(d) CNN (example 05) training step, batch 64, Adam (median of %d)\n", titers);
+    const auto cnn_ms = [&](Backend b) {
+      bench::TrainStepWorkload<examples::FashionCnn> w({64, 1, 28, 28}, {.passes = g_passes, .backend = b});
+      return bench::median_ms([&] { w.run(); }, 5, titers);
+    };
+    for (int threads : train_threads) {
+      set_threads(threads);
+      quiesce();
+      const double tc = cnn_ms(Backend::c99);
+      quiesce();
+      const double ti = cnn_ms(Backend::interpreter);
+      std::printf("    %d thread%s: interpreter %8.3f ms   c99 %8.3f ms   c99/interpreter %.3f\n", threads,
+                  threads == 1 ? " " : "s", ti, tc, tc / ti);
+#if MG_BENCH_TORCH
+      quiesce();
+      const double tt = bench::torch_cnn_step_ms(threads, 5, titers);
+      std::printf("               libtorch    %8.3f ms   c99/libtorch %.3f   interpreter/libtorch %.3f\n", tt, tc / tt,
+                  ti / tt);
+#endif
     }
     set_threads(max_threads);
   }

@@ -3,10 +3,13 @@
 // pass pipeline) against functorch's vmap(grad) (python3-torch 1.13, run as a child
 // process: bench/functorch_per_sample.py) and against a libtorch loop of single-example
 // backward passes. Same thread count for all; medians in ms and the ratios ours/peer.
-//   per_sample_bench [--iters N] [--warmup N] [--threads N]
+//   per_sample_bench [--iters N] [--warmup N] [--threads N] [--profile]
+// --profile: no table; the interpreter's per-node times of the CNN (README "Telemetry").
+// --min: the fastest of the runs instead of the median (A/B checks on a busy machine).
 #include <cblas.h>
 #include <omp.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -17,6 +20,7 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 #include <minigrad/passes/pass_manager.hpp>
+#include <minigrad/runtime/glassbox/telemetry.hpp>
 
 #include "bench/child_process.hpp"
 #include "bench/timing.hpp"
@@ -53,6 +57,9 @@ double functorch_ms(const char* model, int threads, int warmup, int iters) {
   return pclose(p) == 0 ? ms : -1;
 }
 
+bool g_profile = false;
+bool g_min = false;  // --min: the fastest run instead of the median (A/B checks on a busy machine)
+
 template <class Model>
 double ours_ms(mg::Shape sample, mg::Backend backend, int threads, int warmup, int iters) {
   set_threads(threads);
@@ -76,7 +83,7 @@ double ours_ms(mg::Shape sample, mg::Backend backend, int threads, int warmup, i
   for (auto& t : G) ids.push_back(t.value().id);
   g.ir().outputs = ids;
   auto opt = mg::passes::run_pipeline(g.ir(), mg::passes::kDefaultPipeline).graph;
-  mg::rt::Executable exe = mg::rt::compile(*opt, opt->outputs, {}, backend);
+  mg::rt::Executable exe = mg::rt::compile(*opt, opt->outputs, {}, backend, {.profile = g_profile});
   mg::rt::Bindings b;
   for (mg::nn::Parameter* p : mg::nn::parameters(model)) b[p->name()] = p->value();
   mg::Array x(mg::f32, xs_shape);
@@ -88,8 +95,21 @@ double ours_ms(mg::Shape sample, mg::Backend backend, int threads, int warmup, i
   b["x"] = x;
   b["y"] = y;
   double sink = 0;
-  const double ms = mg::bench::median_ms([&] { sink += exe.run(b)[0].at(0); }, warmup, iters);
+  double ms = 0;
+  if (g_min) {
+    ms = 1e300;
+    for (int i = 0; i < warmup + iters; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      sink += exe.run(b)[0].at(0);
+      ms = std::min(ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  } else {
+    ms = mg::bench::median_ms([&] { sink += exe.run(b)[0].at(0); }, warmup, iters);
+  }
   if (!std::isfinite(sink)) throw std::runtime_error("per-sample gradients are not finite");
+  if (g_profile && backend == mg::Backend::interpreter)
+    std::printf("%s", mg::rt::glassbox::telemetry_table(exe, /*by_node=*/true, /*limit=*/40).c_str());
+  if (g_profile && backend == mg::Backend::c99) std::printf("C99 source: %s\n", exe.source_path().c_str());
   return ms;
 }
 
@@ -98,17 +118,32 @@ double ours_ms(mg::Shape sample, mg::Backend backend, int threads, int warmup, i
 int main(int argc, char** argv) {
   int iters = 50, warmup = 5;
   std::vector<int> thread_counts{1, 2};
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--profile") || !std::strcmp(argv[i], "--min")) {
+      (argv[i][2] == 'p' ? g_profile : g_min) = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) break;
     if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--threads")) thread_counts = {std::stoi(argv[i + 1])};
     else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads N] [--profile] [--min]\n", argv[0]);
       return 2;
     }
   }
   using mg::examples::FashionCnn;
   using mg::examples::FashionMlp;
+  if (g_profile) {
+    for (int t : thread_counts) {
+      std::printf("CNN per-sample gradients, interpreter, %d thread(s): %.3f ms\n", t,
+                  ours_ms<FashionCnn>({1, 28, 28}, mg::Backend::interpreter, t, warmup, iters));
+      std::printf("CNN per-sample gradients, C99, %d thread(s): %.3f ms\n", t,
+                  ours_ms<FashionCnn>({1, 28, 28}, mg::Backend::c99, t, warmup, iters));
+    }
+    return 0;
+  }
   struct Row {
     const char* name;
     const char* py;

@@ -151,15 +151,27 @@ std::string c_array(const std::string& name, const Array& a) {
 }
 
 std::string c_offset(const std::string& flat, const Shape& shape, const std::vector<std::int64_t>& strides) {
+  // Runs of axes that address memory as one axis (stride = inner stride * inner size, a
+  // broadcast's zeros included) merge: one division per run, not per axis. A bias read
+  // across a batch was (i % 28) + ((i / 28) % 28) * 28 + ((i / 784) % 8) * 784 per element.
+  struct Axis {
+    std::int64_t size, stride;
+  };
+  std::vector<Axis> axes;  // innermost first
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] == 1) continue;
+    if (!axes.empty() && strides[k] == axes.back().stride * axes.back().size) axes.back().size *= shape[k];
+    else axes.push_back({shape[k], strides[k]});
+  }
   std::string s;
   std::int64_t div = 1;
-  for (std::size_t k = shape.size(); k-- > 0;) {
-    if (shape[k] != 1 && strides[k] != 0) {
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].stride != 0) {
       std::string idx = div == 1 ? flat : "(" + flat + " / " + std::to_string(div) + ")";
-      if (k > 0) idx = "(" + idx + " % " + std::to_string(shape[k]) + ")";
-      s += (s.empty() ? "" : " + ") + idx + " * " + std::to_string(strides[k]);
+      if (a + 1 < axes.size()) idx = "(" + idx + " % " + std::to_string(axes[a].size) + ")";
+      s += (s.empty() ? "" : " + ") + idx + " * " + std::to_string(axes[a].stride);
     }
-    div *= shape[k];
+    div *= axes[a].size;
   }
   return s.empty() ? "0" : s;
 }

@@ -33,6 +33,9 @@ struct Traits {
   bool elementwise = false;  // out[i] depends only on in_k[i]; all operands share a shape
   bool commutative = false;  // binary, f(a,b) == f(b,a)
   bool random = false;       // output depends on a seed attribute, not only on inputs
+  // out is operand 0's elements in row-major order, only the shape differs (reshape,
+  // squeeze, unsqueeze): an executor may alias the operand's buffer (runtime/view_plan.hpp).
+  bool reinterprets = false;
 };
 
 // What a reduction's kernel computes when it is a plain fold of its input's elements

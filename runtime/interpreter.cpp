@@ -33,6 +33,7 @@ struct Executable::Impl {
   mutable std::vector<Array> spare;
   std::vector<std::int32_t> state_of_update;  // node -> state entry it updates, or -1
   std::vector<bool> is_state;                  // node -> it is a state input
+  std::vector<ir::NodeId> aliases;      // reshapes that reuse their operand's buffer (plan_aliases)
   ViewPlan views;                       // transposes the kernels read in place
   MemoryPlan plan;                      // planned for the roots
   std::vector<bool> live;               // nodes one run needs (computed once, not per run)
@@ -54,7 +55,8 @@ struct Executable::Impl {
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), roots(planned_outputs(outputs, state)),
         state_values(state.size()), spare(state.size()), state_of_update(g.size(), -1), is_state(g.size(), false),
-        views(plan_views(g, roots)), plan(plan_memory(g, roots, views.viewed)), live(g.reachable_from(roots)) {
+        aliases(plan_aliases(g, roots)), views(plan_views(g, roots, aliases)),
+        plan(plan_memory(g, roots, views.viewed, aliases)), live(g.reachable_from(roots)) {
     for (std::size_t i = 0; i < state.size(); ++i) {
       state_of_update[state[i].update] = static_cast<std::int32_t>(i);
       is_state[state[i].input] = true;
@@ -255,7 +257,8 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     const ir::Node& n = g.node(plan.steps[s]);
     std::size_t slot = plan.slot_of[n.id];
-    if (slot == MemoryPlan::kNoSlot) {
+    const ir::NodeId alias = aliases[n.id];
+    if (slot == MemoryPlan::kNoSlot && alias == ir::kNoNode) {
       const std::int32_t st = state_of_update[n.id];
       Array* reuse = st >= 0 ? &spare[static_cast<std::size_t>(st)] : nullptr;
       vals[n.id] = reuse && reuse->sole_owner() && reuse->type() == n.type ? std::move(*reuse) : Array(n.type);
@@ -281,7 +284,8 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region, views.in_views[n.id]};
     const Clock::time_point t0 = prof ? Clock::now() : Clock::time_point{};
     try {
-      n.op->kernel(args);
+      if (alias != ir::kNoNode) vals[n.id] = vals[alias].reshaped(n.type.shape);  // no copy
+      else n.op->kernel(args);
       if (prof) {
         const Clock::time_point t1 = Clock::now();
         const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();

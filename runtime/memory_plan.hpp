@@ -46,7 +46,9 @@ class SlotPool {
   std::multimap<std::size_t, std::size_t> free_;  // capacity -> free slot
 };
 
+// `aliases` (empty, or per node; plan_aliases): nodes that take no slot, their reads
+// being reads of their source (which lives until the alias's last reader).
 MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
-                       const std::vector<bool>& viewed = {});
+                       const std::vector<bool>& viewed = {}, const std::vector<ir::NodeId>& aliases = {});
 
 }  // namespace mg::rt

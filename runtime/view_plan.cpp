@@ -7,7 +7,48 @@
 
 namespace mg::rt {
 
-ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots) {
+namespace {
+
+// The view reads its operand's elements in the node's row-major order.
+bool row_major(const ir::CView& v, const Shape& shape) {
+  if (v.contiguous()) return true;
+  if (v.offset != 0) return false;
+  std::int64_t stride = 1;
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] != 1 && v.strides[k] != stride) return false;
+    stride *= shape[k];
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ir::NodeId> plan_aliases(const ir::Graph& g, const std::vector<ir::NodeId>& roots,
+                                     const std::vector<bool>& excluded) {
+  const std::size_t n = g.size();
+  std::vector<ir::NodeId> alias(n, ir::kNoNode);
+  const std::vector<bool> live = g.reachable_from(roots);
+  std::vector<bool> root(n, false);
+  for (ir::NodeId r : roots) root[r] = true;
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (!live[id] || root[id] || (!excluded.empty() && excluded[id]) || nd.kind != ir::NodeKind::op ||
+        nd.inputs.size() != 1 || !nd.regions.empty())
+      continue;
+    const ir::Node& src = g.node(nd.inputs[0]);
+    if (src.type.dtype != nd.type.dtype || src.type.numel() != nd.type.numel()) continue;
+    bool same = nd.op->traits.reinterprets;
+    if (!same && nd.op->emit_c.view) {
+      const std::vector<Type> in{src.type};
+      const auto v = nd.op->emit_c.view(nd, in);
+      same = v && row_major(*v, nd.type.shape);
+    }
+    if (same) alias[id] = alias[src.id] != ir::kNoNode ? alias[src.id] : src.id;
+  }
+  return alias;
+}
+
+ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots, const std::vector<ir::NodeId>& aliases) {
   const std::size_t n = g.size();
   ViewPlan p{std::vector<bool>(n, false), std::vector<std::vector<ir::CView>>(n)};
   const std::vector<bool> live = g.reachable_from(roots);
@@ -26,7 +67,8 @@ ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots) {
   for (ir::NodeId id = 0; id < n; ++id) {
     const ir::Node& nd = g.node(id);
     if (!live[id] || root[id] || readers[id].empty() || nd.kind != ir::NodeKind::op || !nd.op->emit_c.view ||
-        nd.inputs.size() != 1 || !nd.regions.empty() || p.viewed[nd.inputs[0]])
+        nd.inputs.size() != 1 || !nd.regions.empty() || p.viewed[nd.inputs[0]] ||
+        (!aliases.empty() && aliases[id] != ir::kNoNode))
       continue;
     const auto view = nd.op->emit_c.view(nd, input_types(nd));
     if (!view || view->contiguous()) continue;

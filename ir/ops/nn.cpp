@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "minigrad/ir/ops/families.hpp"
+#include "minigrad/ir/ops/nn_conv_c99.hpp"
 #include "minigrad/ir/ops/nn_kernels.hpp"
 #include "minigrad/ir/ops/nn_rules.hpp"
 
@@ -106,9 +107,9 @@ Attrs conv_case(I64List stride, I64List padding, I64List dilation, std::int64_t 
 }
 
 // ---- C99 emission ----------------------------------------------------------------------
-// Direct loop nests (no im2col scratch: the exported C allocates nothing), one output
-// element per iteration so every loop parallelises without races; accumulation in the
-// element type, as the BLAS kernels.
+// im2col into the arena scratch and our packed GEMM (nn_conv_c99.cpp). Without planned
+// scratch (or for empty dimensions): direct loop nests, one output element per iteration
+// so every loop parallelises without races; accumulation in the element type.
 
 std::vector<std::pair<std::string, std::string>> conv_keys(const nn::ConvGeom& g, const CLoopArgs& a) {
   auto S = [](std::int64_t v) { return std::to_string(v); };
@@ -127,7 +128,8 @@ void c_conv_loop(const CLoopArgs& a, const nn::ConvGeom& g, std::int64_t count, 
 }
 
 EmitC c_conv2d() {
-  return c_loops([](const CLoopArgs& a) {
+  EmitC e = c_loops([](const CLoopArgs& a) {
+    if (nn::emit_conv_c99(nn::ConvOp::forward, a)) return;
     const nn::ConvGeom g = nn::conv_geom(a.in_types[0].shape, a.in_types[1].shape, a.node.type.shape, a.node.attrs);
     c_conv_loop(a, g, a.node.type.numel(),
                 "    const int64_t n = t / ($O * $Ho * $Wo), o = (t / ($Ho * $Wo)) % $O, i = (t / $Wo) % $Ho, j = t % $Wo;\n"
@@ -138,10 +140,13 @@ EmitC c_conv2d() {
                 "          if (w >= 0 && w < $W) acc += " + a.in[0] + "[((n * $C + c0 + c) * $H + h) * $W + w] * " + a.in[1] +
                 "[((o * $Cg + c) * $kh + p) * $kw + q];\n        }\n      }\n    $OUT[t] = acc;\n");
   });
+  e.scratch = [](const Node& n, std::span<const Type> in) { return nn::conv_c99_scratch(nn::ConvOp::forward, n, in); };
+  return e;
 }
 
 EmitC c_conv2d_input_grad() {
-  return c_loops([](const CLoopArgs& a) {
+  EmitC e = c_loops([](const CLoopArgs& a) {
+    if (nn::emit_conv_c99(nn::ConvOp::input_grad, a)) return;
     const nn::ConvGeom g = nn::conv_geom(a.node.type.shape, a.in_types[1].shape, a.in_types[0].shape, a.node.attrs);
     c_conv_loop(a, g, a.node.type.numel(),
                 "    const int64_t n = t / ($C * $H * $W), ch = (t / ($H * $W)) % $C, h = (t / $W) % $H, w = t % $W;\n"
@@ -154,10 +159,13 @@ EmitC c_conv2d_input_grad() {
                 "[((n * $O + o) * $Ho + hn / $sh) * $Wo + wn / $sw] * " + a.in[1] + "[((o * $Cg + c) * $kh + p) * $kw + q];\n"
                 "      }\n    }\n    $OUT[t] = acc;\n");
   });
+  e.scratch = [](const Node& n, std::span<const Type> in) { return nn::conv_c99_scratch(nn::ConvOp::input_grad, n, in); };
+  return e;
 }
 
 EmitC c_conv2d_weight_grad() {
-  return c_loops([](const CLoopArgs& a) {
+  EmitC e = c_loops([](const CLoopArgs& a) {
+    if (nn::emit_conv_c99(nn::ConvOp::weight_grad, a)) return;
     const nn::ConvGeom g = nn::conv_geom(a.in_types[0].shape, a.node.type.shape, a.in_types[1].shape, a.node.attrs);
     c_conv_loop(a, g, a.node.type.numel(),
                 "    const int64_t o = t / ($Cg * $kh * $kw), c = (t / ($kh * $kw)) % $Cg, p = (t / $kw) % $kh, q = t % $kw;\n"
@@ -168,6 +176,8 @@ EmitC c_conv2d_weight_grad() {
                 "          if (w >= 0 && w < $W) acc += " + a.in[0] + "[((n * $C + ch) * $H + h) * $W + w] * " + a.in[1] +
                 "[((n * $O + o) * $Ho + i) * $Wo + j];\n        }\n      }\n    $OUT[t] = acc;\n");
   });
+  e.scratch = [](const Node& n, std::span<const Type> in) { return nn::conv_c99_scratch(nn::ConvOp::weight_grad, n, in); };
+  return e;
 }
 
 }  // namespace
@@ -211,6 +221,8 @@ void register_nn_ops() {
       {{f64_4d(1, 4, 5, 6), f64_4d(4, 2, 3, 2)}, conv_case({2, 1}, {1, 0}, {1, 2}, 2)},
       {{f64_4d(1, 2, 8, 8), f64_4d(3, 2, 1, 1)}, conv_case({1, 1}, {0, 0}, {1, 1}, 1)},  // pointwise path
       {{f64_4d(1, 1, 1, 1), f64_4d(1, 1, 1, 1)}, conv_case({1, 1}, {0, 0}, {1, 1}, 1)},
+      // "same" with dilation: im2col's one-copy path, rows and columns read from the padding
+      {{f64_4d(2, 2, 5, 6), f64_4d(2, 1, 3, 3)}, conv_case({1, 1}, {2, 2}, {2, 2}, 2)},
   };
 
   OpDef& cin = define_op("conv2d_input_grad");
@@ -239,6 +251,8 @@ void register_nn_ops() {
        with(conv_case({2, 1}, {1, 0}, {1, 2}, 2), "input_size", I64List{5, 6})},
       {{f64_4d(1, 3, 8, 8), f64_4d(3, 2, 1, 1)},
        with(conv_case({1, 1}, {0, 0}, {1, 1}, 1), "input_size", I64List{8, 8})},
+      {{f64_4d(2, 2, 5, 6), f64_4d(2, 1, 3, 3)},
+       with(conv_case({1, 1}, {2, 2}, {2, 2}, 2), "input_size", I64List{5, 6})},
   };
 
   OpDef& cw = define_op("conv2d_weight_grad");
@@ -265,6 +279,8 @@ void register_nn_ops() {
        with(conv_case({2, 1}, {1, 0}, {1, 2}, 2), "kernel_size", I64List{3, 2})},
       {{f64_4d(2, 2, 8, 8), f64_4d(2, 3, 8, 8)},
        with(conv_case({1, 1}, {0, 0}, {1, 1}, 1), "kernel_size", I64List{1, 1})},
+      {{f64_4d(2, 2, 5, 6), f64_4d(2, 2, 5, 6)},
+       with(conv_case({1, 1}, {2, 2}, {2, 2}, 2), "kernel_size", I64List{3, 3})},
   };
 }
 

@@ -91,15 +91,26 @@ bool per_sample(const ConvGeom& g) {
   const Dims d = dims_of(g);
   return static_cast<double>(d.Og) * static_cast<double>(d.K) * static_cast<double>(d.L) <= kBlasSerialMNK;
 }
-bool parallel_batch(const ConvGeom& g) {
+// The per-sample path's OpenMP loop runs over (sample, group) pairs: per-sample weight
+// gradients under vmap are one sample of B groups, which a loop over samples ran on one thread.
+bool parallel_tasks(const ConvGeom& g) {
   const Dims d = dims_of(g);
-  return g.N > 1 && g.N * g.O * d.K * d.L >= kParallelMin;
+  return g.N * g.G > 1 && g.N * g.O * d.K * d.L >= kParallelMin;
 }
+
 
 // Samples per chunk so that the columns of a chunk stay within kColBudget.
 std::int64_t chunk_of(const ConvGeom& g) {
   const std::int64_t per_sample = std::max<std::int64_t>(1, g.C * g.kh * g.kw * g.Ho * g.Wo);
   return std::clamp<std::int64_t>(kColBudget / per_sample, 1, std::max<std::int64_t>(1, g.N));
+}
+
+// Zeroes columns [j0, j1) of rows [i0, i1) (pitch ld): column by column, so the compiler
+// makes no memset call of a padding's width per row.
+template <class T>
+void zero_cols(T* dst, std::int64_t ld, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+  for (std::int64_t j = j0; j < j1; ++j)
+    for (std::int64_t i = i0; i < i1; ++i) dst[i * ld + j] = T(0);
 }
 
 // One im2col row r = (c*kh + a)*kw + b of one sample:
@@ -111,6 +122,22 @@ void im2col_row(const T* x_n, const ConvGeom& g, std::int64_t r, T* dst) {
   const T* plane = x_n + c * g.H * g.W;
   const std::int64_t off = b * g.dw - g.pw;
   const auto [j0, j1] = valid_cols(off, g.sw, g.W, g.Wo);
+  if (g.sh == 1 && g.sw == 1 && g.Wo == g.W) {
+    // "Same" convs (3x3 pad 1): the valid rows are the plane shifted by one offset, one
+    // copy; a row at a time was a memmove call per 14 floats (example 05's second conv).
+    const std::int64_t top = a * g.dh - g.ph;  // input row of output row 0
+    const std::int64_t i0 = std::clamp<std::int64_t>(-top, 0, g.Ho), i1 = std::clamp<std::int64_t>(g.H - top, i0, g.Ho);
+    const std::int64_t shift = top * g.W + off;  // input flat index = output flat index + shift
+    const std::int64_t t0 = std::max(i0 * g.W, -shift), t1 = std::min(i1 * g.W, g.H * g.W - shift);
+    const std::int64_t L = g.Ho * g.W;
+    std::fill(dst, dst + std::min(t0, L), T(0));
+    if (t1 > t0) std::copy(plane + t0 + shift, plane + t1 + shift, dst + t0);
+    std::fill(dst + std::min(std::max(t0, t1), L), dst + L, T(0));
+    // Columns a row reads from its neighbour rows: the padding.
+    zero_cols(dst, g.W, i0, i1, 0, j0);
+    zero_cols(dst, g.W, i0, i1, j1, g.Wo);
+    return;
+  }
   for (std::int64_t i = 0; i < g.Ho; ++i) {
     T* row = dst + i * g.Wo;
     const std::int64_t hi = i * g.sh - g.ph + a * g.dh;
@@ -131,14 +158,21 @@ void im2col_row(const T* x_n, const ConvGeom& g, std::int64_t r, T* dst) {
   }
 }
 
-// The adjoint of im2col for channel c of one sample: plane = the sum of the col entries
-// (rows of c, leading dimension ld) that read each element.
+// Group gi's im2col rows of sample x_n into buf[K][L].
 template <class T>
-void col2im_channel(const T* col, std::int64_t ld, const ConvGeom& g, std::int64_t c, T* plane) {
+void im2col_group(const T* x_n, const ConvGeom& g, std::int64_t gi, T* buf) {
+  const Dims d = dims_of(g);
+  for (std::int64_t r = 0; r < d.K; ++r) im2col_row(x_n, g, gi * d.K + r, buf + r * d.L);
+}
+
+// The adjoint of im2col for one channel of one sample: plane = the sum of the col entries
+// (the channel's kh*kw rows from `col_c`, leading dimension ld) that read each element.
+template <class T>
+void col2im_channel(const T* col_c, std::int64_t ld, const ConvGeom& g, T* plane) {
   std::fill(plane, plane + g.H * g.W, T(0));
   for (std::int64_t a = 0; a < g.kh; ++a) {
     for (std::int64_t b = 0; b < g.kw; ++b) {
-      const T* src = col + ((c * g.kh + a) * g.kw + b) * ld;
+      const T* src = col_c + (a * g.kw + b) * ld;
       const std::int64_t off = b * g.dw - g.pw;
       const auto [j0, j1] = valid_cols(off, g.sw, g.W, g.Wo);
       for (std::int64_t i = 0; i < g.Ho; ++i) {
@@ -168,7 +202,7 @@ void col2im_batch(const T* col, const ConvGeom& g, std::int64_t n0, std::int64_t
 #pragma omp parallel for schedule(static) if (tasks * g.kh * g.kw * L >= kParallelMin)
   for (std::int64_t t = 0; t < tasks; ++t) {
     const std::int64_t n = t / g.C, c = t % g.C;
-    col2im_channel(col + n * L, nb * L, g, c, dx + ((n0 + n) * g.C + c) * g.H * g.W);
+    col2im_channel(col + n * L + c * g.kh * g.kw * nb * L, nb * L, g, dx + ((n0 + n) * g.C + c) * g.H * g.W);
   }
 }
 
@@ -214,16 +248,16 @@ void forward(const T* x, const T* w, T* y, const ConvGeom& g) {
   const bool pw = is_pointwise(g);
   if (per_sample(g) || pw) {
     // pointwise: the sample is its own column matrix; otherwise im2col into thread scratch
-#pragma omp parallel for schedule(static) if (per_sample(g) && parallel_batch(g))
-    for (std::int64_t n = 0; n < g.N; ++n) {
-      const T* col = x + n * xs;
+#pragma omp parallel for schedule(static) if (per_sample(g) && parallel_tasks(g))
+    for (std::int64_t t = 0; t < g.N * g.G; ++t) {
+      const std::int64_t n = t / g.G, gi = t % g.G;
+      const T* col = x + n * xs + gi * K * L;
       if (!pw) {
-        T* buf = scratch<T, 0>(g.C * khw * L);
-        for (std::int64_t r = 0; r < g.C * khw; ++r) im2col_row(x + n * xs, g, r, buf + r * L);
+        T* buf = scratch<T, 0>(K * L);
+        im2col_group(x + n * xs, g, gi, buf);
         col = buf;
       }
-      for (std::int64_t gi = 0; gi < g.G; ++gi)
-        gemm(false, false, Og, L, K, w + gi * Og * K, K, col + gi * K * L, L, T(0), y + n * ys + gi * Og * L, L);
+      gemm(false, false, Og, L, K, w + gi * Og * K, K, col, L, T(0), y + n * ys + gi * Og * L, L);
     }
     return;
   }
@@ -254,13 +288,13 @@ void input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g) {
   }
   const bool pw = is_pointwise(g);
   if (per_sample(g) || pw) {
-#pragma omp parallel for schedule(static) if (per_sample(g) && parallel_batch(g))
-    for (std::int64_t n = 0; n < g.N; ++n) {
-      T* col = pw ? dx + n * xs : scratch<T, 0>(g.C * khw * L);
-      for (std::int64_t gi = 0; gi < g.G; ++gi)
-        gemm(true, false, K, L, Og, w + gi * Og * K, K, dy + n * ys + gi * Og * L, L, T(0), col + gi * K * L, L);
+#pragma omp parallel for schedule(static) if (per_sample(g) && parallel_tasks(g))
+    for (std::int64_t t = 0; t < g.N * g.G; ++t) {
+      const std::int64_t n = t / g.G, gi = t % g.G;
+      T* col = pw ? dx + n * xs + gi * K * L : scratch<T, 0>(K * L);
+      gemm(true, false, K, L, Og, w + gi * Og * K, K, dy + n * ys + gi * Og * L, L, T(0), col, L);
       if (!pw)
-        for (std::int64_t c = 0; c < g.C; ++c) col2im_channel(col, L, g, c, dx + n * xs + c * g.H * g.W);
+        for (std::int64_t c = 0; c < Cg; ++c) col2im_channel(col + c * khw * L, L, g, dx + n * xs + (gi * Cg + c) * g.H * g.W);
     }
     return;
   }
@@ -293,7 +327,7 @@ void weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g) {
   if (per_sample(g) || pw) {
     // Each thread sums its samples into its own partial dw; the partials are added in
     // thread order afterwards (deterministic for a given thread count).
-    const bool par = per_sample(g) && parallel_batch(g);
+    const bool par = per_sample(g) && parallel_tasks(g);
     const int max_threads = par ? omp_get_max_threads() : 1;
     T* partial = scratch<T, 1>(max_threads * size);
     int threads = 1;
@@ -303,16 +337,16 @@ void weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g) {
       threads = omp_get_num_threads();
       T* acc = partial + omp_get_thread_num() * size;
       std::fill(acc, acc + size, T(0));
-      T* buf = pw ? nullptr : scratch<T, 0>(g.C * khw * L);
+      T* buf = pw ? nullptr : scratch<T, 0>(K * L);
 #pragma omp for schedule(static)
-      for (std::int64_t n = 0; n < g.N; ++n) {
-        const T* col = x + n * xs;
+      for (std::int64_t t = 0; t < g.N * g.G; ++t) {
+        const std::int64_t n = t / g.G, gi = t % g.G;
+        const T* col = x + n * xs + gi * K * L;
         if (!pw) {
-          for (std::int64_t r = 0; r < g.C * khw; ++r) im2col_row(x + n * xs, g, r, buf + r * L);
+          im2col_group(x + n * xs, g, gi, buf);
           col = buf;
         }
-        for (std::int64_t gi = 0; gi < g.G; ++gi)
-          gemm(false, true, Og, K, L, dy + n * ys + gi * Og * L, L, col + gi * K * L, L, T(1), acc + gi * Og * K, K);
+        gemm(false, true, Og, K, L, dy + n * ys + gi * Og * L, L, col, L, T(1), acc + gi * Og * K, K);
       }
     }
     std::copy_n(partial, size, dw);

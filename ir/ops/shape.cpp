@@ -202,6 +202,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   reshape_op.kernel = copy_bytes;
+  reshape_op.traits.reinterprets = true;
   defined_op("reshape").emit_c = c_copy();
   reshape_op.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   reshape_op.test.cases = {
@@ -224,6 +225,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   sq.kernel = copy_bytes;
+  sq.traits.reinterprets = true;
   defined_op("squeeze").emit_c = c_copy();
   sq.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   sq.test.cases = {
@@ -244,6 +246,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   usq.kernel = copy_bytes;
+  usq.traits.reinterprets = true;
   defined_op("unsqueeze").emit_c = c_copy();
   usq.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   usq.test.cases = {

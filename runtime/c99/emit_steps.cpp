@@ -56,7 +56,7 @@ std::string expression(const ir::Graph& g, const Schedule& s, const ir::Node& n,
 std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::string& body) {
   if (s.viewed[id]) {  // read in place: the operand at the view's offset of i
     const ir::CView& v = s.views[id];
-    const std::string src = ptr(view_source(g, s, id));
+    const std::string src = ptr(s.buffer(view_source(g, s, id)));
     if (v.contiguous()) return src + "[" + (v.offset ? std::to_string(v.offset) + " + i" : "i") + "]";
     const Shape& shape = g.node(id).type.shape;
     std::string off;
@@ -70,7 +70,7 @@ std::string element(const ir::Graph& g, const Schedule& s, ir::NodeId id, std::s
     if (v.offset != 0) off = std::to_string(v.offset) + " + " + off;
     return src + "[" + off + "]";
   }
-  if (!s.inlined[id]) return ptr(id) + "[i]";
+  if (!s.inlined[id]) return ptr(s.buffer(id)) + "[i]";
   const ir::Node& n = g.node(id);
   const std::string expr = expression(g, s, n, body);
   const std::string t = "t" + std::to_string(id);
@@ -300,7 +300,7 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
     std::vector<ir::CView> views;
     for (ir::NodeId x : n.inputs) {
       // A view is read in place: its operand's buffer at the view's strides.
-      in.push_back(ptr(s.viewed[x] ? view_source(g, s, x) : x));
+      in.push_back(ptr(s.buffer(s.viewed[x] ? view_source(g, s, x) : x)));
       types.push_back(g.node(x).type);
       views.push_back(s.viewed[x] ? s.views[x] : ir::CView{});
     }

@@ -8,6 +8,7 @@
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/runtime/memory_plan.hpp"
 #include "minigrad/runtime/step_order.hpp"
+#include "minigrad/runtime/view_plan.hpp"
 
 namespace mg::rt::c99 {
 
@@ -37,6 +38,7 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   for (auto& st : state) roots.push_back(st.update);
   s.live = g.reachable_from(roots);
   s.inlined.assign(n, false);
+  s.alias = plan_aliases(g, roots, folded);
   s.home.assign(n, Home::none);
   s.where.assign(n, 0);
 
@@ -80,7 +82,7 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   for (ir::NodeId id = 0; id < n; ++id) {
     const ir::Node& nd = g.node(id);
     if (!s.live[id] || root[id] || folded[id] || uses[id] == 0 || nd.kind != ir::NodeKind::op ||
-        !nd.op->emit_c.view || nd.inputs.size() != 1 || s.inlined[nd.inputs[0]])
+        !nd.op->emit_c.view || nd.inputs.size() != 1 || s.inlined[nd.inputs[0]] || s.alias[id] != ir::kNoNode)
       continue;
     // A view of a view only through aliases: a reshape's buffer is its operand's, element
     // for element (the transpose of a reshaped gradient reads the matmul's output).
@@ -106,7 +108,7 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
   // (through inlined operands).
   for (ir::NodeId id : step_order(g, s.live)) {
     const ir::Node& nd = g.node(id);
-    if (s.inlined[id] || s.viewed[id] || folded[id]) continue;
+    if (s.inlined[id] || s.viewed[id] || folded[id] || s.alias[id] != ir::kNoNode) continue;
     s.steps.push_back(id);
     std::size_t scratch = 0;
     if (nd.op->emit_c.scratch) {
@@ -125,8 +127,8 @@ Schedule schedule_graph(const ir::Graph& g, const std::vector<ir::NodeId>& outpu
       stack.pop_back();
       if (s.inlined[v] || s.viewed[v]) {
         for (ir::NodeId in : g.node(v).inputs) stack.push_back(in);
-      } else if (std::find(reads.begin(), reads.end(), v) == reads.end()) {
-        reads.push_back(v);
+      } else if (std::find(reads.begin(), reads.end(), s.buffer(v)) == reads.end()) {
+        reads.push_back(s.buffer(v));
       }
     }
     s.reads.push_back(std::move(reads));

@@ -23,6 +23,11 @@ struct Schedule {
   // buffer: consumers read its operand 0 through views[id].
   std::vector<bool> viewed;
   std::vector<ir::CView> views;
+  // per node: the node whose buffer it is (runtime/view_plan.hpp, plan_aliases), or
+  // ir::kNoNode. No loop, no buffer: consumers read the source's buffer row-major.
+  std::vector<ir::NodeId> alias;
+  // The node whose buffer holds `id`'s elements: its alias source, or itself.
+  ir::NodeId buffer(ir::NodeId id) const { return alias[id] != ir::kNoNode ? alias[id] : id; }
   std::vector<ir::NodeId> steps;               // loops, in order
   std::vector<std::vector<ir::NodeId>> reads;  // per step: values its loop reads
   std::vector<std::size_t> scratch_bytes;      // per step: EmitC::scratch (0: none)

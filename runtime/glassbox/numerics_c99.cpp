@@ -16,6 +16,7 @@ Array read_home(const ir::Graph& g, const c99::Module& m, ir::NodeId id, const s
                 std::span<void* const> args) {
   const ir::Node& n = g.node(id);
   const c99::Schedule& s = m.schedule;
+  if (s.alias[id] != ir::kNoNode) return read_home(g, m, s.alias[id], arena, args).reshaped(n.type.shape);  // its source's buffer
   const void* src = nullptr;
   switch (s.home[id]) {
     case c99::Home::arena: src = arena + s.where[id]; break;

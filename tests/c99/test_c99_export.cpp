@@ -16,6 +16,7 @@
 #include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops.hpp"
+#include "minigrad/ir/ops/nn.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/passes/grad.hpp"
 #include "minigrad/runtime/c99/export.hpp"
@@ -146,6 +147,32 @@ TEST(C99Export, CrossCompilesForCortexM4) {
       << log;
   ASSERT_EQ(sh("arm-none-eabi-size " + obj, &log), 0) << log;
   std::cout << "[ c99 ] Cortex-M4 object (text = code + const weights, bss = arena):\n" << log;
+}
+
+// A convolution and its two gradients (im2col in the arena scratch, the unpacked and the
+// packed GEMM, the weight gradient in segments of the batch) export as pedantic C99 that
+// allocates nothing: no malloc/calloc/free in the object's undefined symbols.
+TEST(C99Export, ConvolutionsExportMallocFree) {
+  testing::ScratchDir dir("mg_c99_conv_");
+  ir::Graph g;
+  const ir::Conv2dParams p{.padding = {1, 1}};
+  ir::Value x = g.add_input("x", Type{f32, {64, 2, 20, 20}}), w = g.add_input("w", Type{f32, {16, 2, 3, 3}});
+  ir::Value gy = g.add_input("gy", Type{f32, {64, 16, 20, 20}});
+  g.outputs = {ir::conv2d(x, w, p).id, ir::conv2d_input_grad(gy, w, p, {20, 20}).id,
+               ir::conv2d_weight_grad(x, gy, p, {3, 3}).id};
+  g.output_names = {"y", "dx", "dw"};
+  const rt::c99::Module m = rt::c99::export_c(g, (dir / "out").string(), {.name = "conv"});
+  for (const char* fn : {"mg_gemm_small_f32", "mg_gemm_f32(", "mg_conv_im2col_f32", "mg_conv_col2im_f32", "seg + s"})
+    EXPECT_NE(m.source.find(fn), std::string::npos) << fn << " is not in the export";
+  const std::string obj = (dir / "conv.o").string();
+  std::string log;
+  ASSERT_EQ(sh("gcc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -c " + (dir / "out" / "conv.c").string() +
+                   " -o " + obj, &log),
+            0)
+      << log;
+  ASSERT_EQ(sh("nm -u " + obj, &log), 0) << log;
+  for (const char* fn : {"malloc", "calloc", "realloc", "free"})
+    EXPECT_EQ(log.find(std::string(" ") + fn + "\n"), std::string::npos) << fn << " in:\n" << log;
 }
 
 TEST(C99Jit, CompilerErrorNamesTheGeneratedSource) {

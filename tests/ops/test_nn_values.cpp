@@ -163,7 +163,15 @@ TEST(ConvValues, AllPathsMatchNaiveLoops) {
       {16, 8, 14, 14, 16, 3, 3, {.padding = {1, 1}}},              // OpenMP over samples
       {8, 4, 10, 10, 4, 3, 3, {.padding = {1, 1}, .groups = 2}},   // OpenMP over samples, groups
       {6, 8, 12, 12, 8, 1, 1, {}},                                 // OpenMP over samples, pointwise
+      {64, 1, 28, 28, 8, 3, 3, {.padding = {1, 1}}},               // example 05's first conv
   };
+  // Every case also through the C99 backend, one module for all (exact: integer values).
+  // Its paths: chunks of the batch, few-row unpacked GEMMs, weight gradients summed in
+  // segments of the batch, packed GEMMs threading themselves (ir/ops/nn_conv_c99.cpp).
+  Graph all;
+  std::vector<ir::NodeId> all_outs;
+  rt::Bindings all_in;
+  std::vector<std::vector<double>> expected;
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const ConvCase& k = cases[ci];
     const std::int64_t Ho = out_size(k.H, k.kh, k.p.stride[0], k.p.padding[0], k.p.dilation[0]);
@@ -197,7 +205,20 @@ TEST(ConvValues, AllPathsMatchNaiveLoops) {
     Value X32 = g32.add_input("x", Type{f32, xs}), W32 = g32.add_input("w", Type{f32, ws});
     Array y32 = eval(ir::conv2d(X32, W32, k.p), {{"x", x.cast(f32)}, {"w", w.cast(f32)}});
     EXPECT_EQ(y32.to_doubles(), y) << "conv2d f32, case " << ci;
+
+    const std::string c = std::to_string(ci);
+    Value Xa = all.add_input("x" + c, Type{f64, xs}), Wa = all.add_input("w" + c, Type{f64, ws});
+    Value Ga = all.add_input("g" + c, Type{f64, ys});
+    for (Value v : {ir::conv2d(Xa, Wa, k.p), ir::conv2d_input_grad(Ga, Wa, k.p, {k.H, k.W}),
+                    ir::conv2d_weight_grad(Xa, Ga, k.p, {k.kh, k.kw})})
+      all_outs.push_back(v.id);
+    all_in["x" + c] = x, all_in["w" + c] = w, all_in["g" + c] = g;
+    expected.push_back(y), expected.push_back(dx), expected.push_back(dw);
   }
+  const rt::Executable exe = rt::compile(all, all_outs, {}, rt::Backend::c99);
+  const std::vector<Array> got = exe.run(all_in);
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(got[i].to_doubles(), expected[i]) << "C99, case " << i / 3 << ", output " << i % 3;
 }
 
 TEST(ConvValues, EmptyBatchAndChannels) {

@@ -1,0 +1,331 @@
+// C99 emission of the convolutions: im2col into the step's arena scratch (the export stays
+// malloc-free), then our packed GEMM's text (gemm_c99.cpp, the kernel matmul emits); col2im
+// for the input gradient. The direct loop nests (one output element per iteration) were
+// 6x slower than the interpreter on example 05's CNN: scalar, a bounds test per MAC.
+// Small GEMMs (under mg_gemm's own threading threshold) run in one OpenMP loop over the
+// (sample, group) pairs with B packed on the stack; larger ones thread themselves with B's
+// panels in the scratch. Columns are bounded per chunk of the batch (kColBudget).
+#include "minigrad/ir/ops/nn_conv_c99.hpp"
+
+#include <algorithm>
+
+#include "minigrad/ir/ops/gemm_c99.hpp"
+#include "minigrad/ir/ops/nn_rules.hpp"
+
+namespace mg::ir::nn {
+
+namespace {
+
+constexpr std::int64_t kColBudget = 1 << 21;      // elements of im2col columns per chunk
+constexpr std::int64_t kGemmThreads = 262144;     // m*n*k from which mg_gemm threads itself
+constexpr std::int64_t kParallel = kCParallelWork;
+constexpr std::int64_t kSmallRows = 16;
+constexpr std::int64_t kSmallB = 256 * 1024;  // bytes of B the unpacked GEMM re-reads per row
+
+// One (r = (c*kh + p)*kw + q) im2col row of one sample: dst[i*Wo + j] = x[c, i*sh - ph +
+// p*dh, j*sw - pw + q*dw] (0 outside); the valid columns [j0, j1) copy without tests.
+constexpr const char* kIm2col = R"(static void mg_conv_im2col_$S(const $T* x, int64_t r, $T* dst, int64_t H, int64_t W,
+                              int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                              int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+  const int64_t c = r / (kh * kw), p = (r / kw) % kh, q = r % kw, off = q * dw - pw;
+  const $T* plane = x + c * H * W;
+  int64_t i, j, j0 = off >= 0 ? 0 : (-off + sw - 1) / sw, j1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+  if (j0 > Wo) j0 = Wo;
+  if (j1 > Wo) j1 = Wo;
+  if (j1 < j0) j1 = j0;
+  for (i = 0; i < Ho; ++i) {
+    const int64_t h = i * sh - ph + p * dh;
+    $T* row = dst + i * Wo;
+    const $T* src;
+    if (h < 0 || h >= H) {
+      for (j = 0; j < Wo; ++j) row[j] = 0;
+      continue;
+    }
+    src = plane + h * W + off;
+    for (j = 0; j < j0; ++j) row[j] = 0;
+    if (sw == 1) for (j = j0; j < j1; ++j) row[j] = src[j];
+    else for (j = j0; j < j1; ++j) row[j] = src[j * sw];
+    for (j = j1; j < Wo; ++j) row[j] = 0;
+  }
+}
+)";
+
+// The adjoint for one channel: plane[H*W] = the sum of the kh*kw column rows `col` (each
+// ld long) at the elements they read. Same order of summation as the interpreter's.
+constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S(const $T* col, int64_t ld, $T* plane, int64_t H, int64_t W,
+                              int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                              int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+  int64_t e, p, q, i, j;
+  for (e = 0; e < H * W; ++e) plane[e] = 0;
+  for (p = 0; p < kh; ++p)
+    for (q = 0; q < kw; ++q) {
+      const $T* src = col + (p * kw + q) * ld;
+      const int64_t off = q * dw - pw;
+      int64_t j0 = off >= 0 ? 0 : (-off + sw - 1) / sw, j1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+      if (j0 > Wo) j0 = Wo;
+      if (j1 > Wo) j1 = Wo;
+      for (i = 0; i < Ho; ++i) {
+        const int64_t h = i * sh - ph + p * dh;
+        $T* dst;
+        const $T* s = src + i * Wo;
+        if (h < 0 || h >= H) continue;
+        dst = plane + h * W + off;
+        for (j = j0; j < j1; ++j) dst[j * sw] += s[j];
+      }
+    }
+}
+)";
+
+std::string S(std::int64_t v) { return std::to_string(v); }
+
+// The shared dimensions of one emission.
+struct Plan {
+  ConvGeom g;
+  std::int64_t R, K, L, Og, nb;  // im2col rows, rows per group, columns per sample, O/G, samples per chunk
+};
+Plan plan_of(const ConvGeom& g) {
+  const std::int64_t R = g.C * g.kh * g.kw, L = g.Ho * g.Wo;
+  const std::int64_t nb = std::clamp<std::int64_t>(kColBudget / std::max<std::int64_t>(1, R * L), 1, std::max<std::int64_t>(1, g.N));
+  return {g, R, R / g.G, L, g.O / g.G, nb};
+}
+// Degenerate sizes (an empty dimension): the direct loops handle them.
+bool degenerate(const Plan& p) { return p.g.N == 0 || p.R == 0 || p.L == 0 || p.Og == 0; }
+
+std::int64_t align(std::int64_t bytes) { return (bytes + 63) / 64 * 64; }
+std::int64_t bpack_bytes(std::int64_t n, std::int64_t k, std::int64_t sz) {
+  const std::int64_t n_pad = (n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
+  return std::min(k, gemm_c99::kKC) * n_pad * sz + gemm_c99::kAlign;
+}
+
+// The GEMM of one (sample, group) task, m x n x k: small ones share one parallel loop.
+bool outer_parallel(std::int64_t tasks, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return tasks > 1 && m * n * k < kGemmThreads && tasks * m * n * k >= kParallel;
+}
+
+std::string geometry_args(const ConvGeom& g) {
+  return S(g.H) + ", " + S(g.W) + ", " + S(g.Ho) + ", " + S(g.Wo) + ", " + S(g.kh) + ", " + S(g.kw) + ", " + S(g.sh) +
+         ", " + S(g.sw) + ", " + S(g.ph) + ", " + S(g.pw) + ", " + S(g.dh) + ", " + S(g.dw);
+}
+
+std::string use(const CLoopArgs& a, const char* what) {
+  const DType t = a.node.type.dtype;
+  const std::string s(name_of(t)), name = std::string("mg_conv_") + what + "_" + s;
+  a.support(name, gemm_c99::substitute(what == std::string("im2col") ? kIm2col : kCol2im, t));
+  return name;
+}
+void pragma_if(CWriter& w, const std::string& cond) { w.line("MG_OMP(omp parallel for schedule(static) if (" + cond + "))"); }
+
+// Few rows (a conv's output channels per group: 8-16 in small CNNs) and B within L2: the
+// unpacked GEMM, one row of C per OpenMP iteration (it streams B once per row anyway).
+// Packing B for 8 or 16 rows of A cost as much as the tiles (perf, example 05's convs).
+bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t sz) {
+  return m <= kSmallRows && n * k * sz <= kSmallB;
+}
+
+// The GEMMs of `tasks` tasks (a C expression; at most max_tasks), m x n x k each (k at
+// most kmax): task tt's operands are the C expressions A, B, C over what `vars` defines
+// from tt; strides are C expressions too.
+struct GemmLoop {
+  std::string tasks;
+  std::int64_t max_tasks, m, n;
+  std::string k;
+  std::int64_t kmax;
+  std::string vars, A, ars, acs, B, brs, bcs, C;
+};
+void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
+  const DType t = a.node.type.dtype;
+  const std::string s(name_of(t)), T = c_type(t);
+  const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
+  const std::string fn = small ? "mg_gemm_small_" + s : "mg_gemm_" + s;
+  a.support("mg_gemm_arch", gemm_c99::arch_text());
+  a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
+  a.support(fn, small ? gemm_c99::small_text(t) : gemm_c99::packed_text(t));
+  const std::string dims = S(q.n) + ", " + q.k + ", ";
+  const std::string b = q.B + ", " + q.brs + ", " + q.bcs + ", ";
+  if (small) {
+    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + S(q.m) + "; ++t)");
+    a.w.line("const int64_t tt = t / " + S(q.m) + ", row = t % " + S(q.m) + ";");
+    a.w.line(q.vars);
+    a.w.line(fn + "(1, " + dims + q.A + " + row * " + q.ars + ", " + q.ars + ", " + q.acs + ", " + b + q.C + " + row * " +
+             S(q.n) + ");");
+    a.w.close();
+    return;
+  }
+  const bool par = outer_parallel(q.max_tasks, q.m, q.n, q.kmax);
+  const std::string bp = par ? "0" : "(" + T + "*)(" + a.scratch + " + " + S(bp_at) + ")";
+  if (par) pragma_if(a.w, "(" + q.tasks + ") > 1");
+  a.w.open("for (int64_t tt = 0; tt < " + q.tasks + "; ++tt)");
+  a.w.line(q.vars);
+  a.w.line(fn + "(" + S(q.m) + ", " + dims + q.A + ", " + q.ars + ", " + q.acs + ", " + b + q.C + ", " + bp + ");");
+  a.w.close();
+}
+
+// The weight gradient's GEMM sums over the chunk's samples (k = nb*L): when B is too big
+// for the unpacked GEMM but its rows are few, the samples split into `segments` runs, each
+// summed by the unpacked GEMM into a partial dw of its own, the partials added in segment
+// order (the same sums whatever the thread count). 1: no split.
+std::int64_t segments(const Plan& p, std::int64_t sz) {
+  if (p.Og > kSmallRows || small_gemm(p.Og, p.K, p.nb * p.L, sz)) return 1;
+  for (std::int64_t s = 2; s <= 2 * p.nb; s *= 2) {
+    const std::int64_t per = (p.nb + s - 1) / s;
+    if (small_gemm(p.Og, p.K, per * p.L, sz)) return s;
+  }
+  return 1;
+}
+
+// Scratch: columns of one chunk, then (weight grad) the packed dy and a partial dw, then
+// B's panels when the GEMMs thread themselves.
+struct Layout {
+  std::int64_t col = 0, dyp = 0, tmp = 0, seg = 0, bpack = 0, total = 0;
+};
+Layout layout_of(const Plan& p, ConvOp op, std::int64_t sz) {
+  Layout l;
+  const ConvGeom& g = p.g;
+  std::int64_t at = align(p.nb * p.R * p.L * sz);
+  std::int64_t m = p.Og, n = p.L, k = p.K, tasks = p.nb * g.G;
+  if (op == ConvOp::input_grad) m = p.K, k = p.Og;
+  if (op == ConvOp::weight_grad) {
+    if (p.nb > 1) l.dyp = at, at += align(g.O * p.nb * p.L * sz);
+    if (p.nb < g.N) l.tmp = at, at += align(g.O * p.K * sz);
+    n = p.K, k = p.nb * p.L, tasks = g.G;
+    if (const std::int64_t sg = segments(p, sz); sg > 1) {
+      l.seg = at, at += align(sg * g.O * p.K * sz);
+      k = (p.nb + sg - 1) / sg * p.L;  // small: no B panels
+    }
+  }
+  if (!small_gemm(m, n, k, sz) && !outer_parallel(tasks, m, n, k)) l.bpack = at, at += bpack_bytes(n, k, sz);
+  l.total = at;
+  return l;
+}
+
+ConvGeom geom_of(ConvOp op, const Node& node, std::span<const Type> in) {
+  const Shape& o = node.type.shape;
+  if (op == ConvOp::forward) return conv_geom(in[0].shape, in[1].shape, o, node.attrs);
+  if (op == ConvOp::input_grad) return conv_geom(o, in[1].shape, in[0].shape, node.attrs);
+  return conv_geom(in[0].shape, o, in[1].shape, node.attrs);
+}
+
+void emit_forward(const CLoopArgs& a, const Plan& p, const Layout& l) {
+  const ConvGeom& g = p.g;
+  const std::string T = c_type(a.node.type.dtype), X = a.in[0], Wt = a.in[1], Y = a.out;
+  a.w.line(T + "* col = (" + T + "*)" + a.scratch + ";");
+  a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
+  a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
+  pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
+  a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
+  a.w.line(use(a, "im2col") + "(" + X + " + (n0 + t / " + S(p.R) + ") * " + S(g.C * g.H * g.W) + ", t % " + S(p.R) +
+           ", col + t * " + S(p.L) + ", " + geometry_args(g) + ");");
+  a.w.close();
+  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
+  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.Og, p.L, S(p.K), p.K, vars, Wt + " + gi * " + S(p.Og * p.K), S(p.K), "1",
+                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L), S(p.L), "1",
+                 Y + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L)},
+             l.bpack);
+  a.w.close();
+}
+
+void emit_input_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
+  const ConvGeom& g = p.g;
+  const std::string T = c_type(a.node.type.dtype), DY = a.in[0], Wt = a.in[1], DX = a.out;
+  a.w.line(T + "* col = (" + T + "*)" + a.scratch + ";");
+  a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
+  a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
+  // col[g*K + k, l] = sum_o w[g*Og + o, k] dy[n, g*Og + o, l]: A = w_g^T, read in place.
+  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
+  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.K, p.L, S(p.Og), p.Og, vars, Wt + " + gi * " + S(p.Og * p.K), "1", S(p.K),
+                 DY + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L), S(p.L), "1",
+                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L)},
+             l.bpack);
+  pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
+  a.w.open("for (int64_t t = 0; t < nb * " + S(g.C) + "; ++t)");
+  a.w.line(use(a, "col2im") + "(col + t * " + S(g.kh * g.kw * p.L) + ", " + S(p.L) + ", " + DX + " + (n0 * " + S(g.C) +
+           " + t) * " + S(g.H * g.W) + ", " + geometry_args(g) + ");");
+  a.w.close();
+  a.w.close();
+}
+
+void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
+  const ConvGeom& g = p.g;
+  const std::string T = c_type(a.node.type.dtype), X = a.in[0], DY = a.in[1], DW = a.out;
+  const std::string NL = "nb * " + S(p.L);
+  // Columns of the chunk side by side: col[r][n*L + l], so one GEMM per group sums over
+  // the chunk's samples (k = nb*L); dy packed the same way, [O][n*L + l].
+  a.w.line(T + "* col = (" + T + "*)" + a.scratch + ";");
+  if (p.nb > 1) a.w.line(T + "* dyp = (" + T + "*)(" + a.scratch + " + " + S(l.dyp) + ");");
+  if (p.nb < g.N) a.w.line(T + "* part = (" + T + "*)(" + a.scratch + " + " + S(l.tmp) + ");");
+  a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
+  a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
+  pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
+  a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
+  a.w.line("const int64_t r = t / nb, n = t % nb;");
+  a.w.line(use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + r * " + NL + " + n * " +
+           S(p.L) + ", " + geometry_args(g) + ");");
+  a.w.close();
+  std::string A = DY + " + n0 * " + S(g.O * p.L);
+  if (p.nb > 1) {
+    pragma_if(a.w, "nb * " + S(g.O * p.L) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < nb * " + S(g.O) + "; ++t)");
+    a.w.line("const int64_t o = t / nb, n = t % nb;");
+    a.w.line("const " + T + "* src = " + DY + " + ((n0 + n) * " + S(g.O) + " + o) * " + S(p.L) + ";");
+    a.w.line(T + "* dst = dyp + o * " + NL + " + n * " + S(p.L) + ";");
+    a.w.line("for (int64_t e = 0; e < " + S(p.L) + "; ++e) dst[e] = src[e];");
+    a.w.close();
+    A = "dyp";
+  }
+  a.w.line(T + "* dst = " + (p.nb < g.N ? "n0 == 0 ? " + DW + " : part" : DW) + ";");
+  // dw_g[Og, K] = dy_g[Og, nb*L] @ col_g[K, nb*L]^T: B = col_g^T, read in place.
+  const std::int64_t sg = segments(p, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
+  if (sg == 1) {
+    emit_gemms(a, {S(g.G), g.G, p.Og, p.K, NL, p.nb * p.L, "const int64_t gi = tt;", A + " + gi * " + S(p.Og) + " * " + NL,
+                   NL, "1", "col + gi * " + S(p.K) + " * " + NL, "1", NL, "dst + gi * " + S(p.Og * p.K)},
+               l.bpack);
+  } else {
+    const std::int64_t per = (p.nb + sg - 1) / sg, OK = g.O * p.K;
+    a.w.line(T + "* seg = (" + T + "*)(" + a.scratch + " + " + S(l.seg) + ");");
+    const std::string vars = "const int64_t s = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ", s0 = s * " + S(per) +
+                             " < nb ? s * " + S(per) + " : nb, s1 = (s + 1) * " + S(per) + " < nb ? (s + 1) * " + S(per) +
+                             " : nb;";
+    emit_gemms(a, {S(sg * g.G), sg * g.G, p.Og, p.K, "(s1 - s0) * " + S(p.L), per * p.L, vars,
+                   A + " + gi * " + S(p.Og) + " * " + NL + " + s0 * " + S(p.L), NL, "1",
+                   "col + gi * " + S(p.K) + " * " + NL + " + s0 * " + S(p.L), "1", NL,
+                   "seg + s * " + S(OK) + " + gi * " + S(p.Og * p.K)},
+               l.bpack);
+    pragma_if(a.w, S(OK * sg) + " >= " + S(kParallel));
+    a.w.open("for (int64_t e = 0; e < " + S(OK) + "; ++e)");
+    a.w.line(T + " acc = seg[e];");
+    a.w.line("for (int64_t s = 1; s < " + S(sg) + "; ++s) acc += seg[s * " + S(OK) + " + e];");
+    a.w.line("dst[e] = acc;");
+    a.w.close();
+  }
+  if (p.nb < g.N) {
+    a.w.open("if (n0 > 0)");
+    a.w.line("for (int64_t e = 0; e < " + S(g.O * p.K) + "; ++e) " + DW + "[e] += part[e];");
+    a.w.close();
+  }
+  a.w.close();
+}
+
+}  // namespace
+
+std::int64_t conv_c99_scratch(ConvOp op, const Node& node, std::span<const Type> in) {
+  if (!is_float(node.type.dtype)) return 0;
+  const Plan p = plan_of(geom_of(op, node, in));
+  if (degenerate(p)) return 0;
+  return layout_of(p, op, static_cast<std::int64_t>(size_of(node.type.dtype))).total;
+}
+
+bool emit_conv_c99(ConvOp op, const CLoopArgs& a) {
+  if (a.scratch.empty() || !is_float(a.node.type.dtype)) return false;
+  const Plan p = plan_of(geom_of(op, a.node, a.in_types));
+  if (degenerate(p)) return false;
+  const Layout l = layout_of(p, op, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
+  a.w.open("");
+  if (op == ConvOp::forward) emit_forward(a, p, l);
+  else if (op == ConvOp::input_grad) emit_input_grad(a, p, l);
+  else emit_weight_grad(a, p, l);
+  a.w.close();
+  return true;
+}
+
+}  // namespace mg::ir::nn
