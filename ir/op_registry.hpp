@@ -192,6 +192,11 @@ struct OpDef {
   // is not copied per run: the GEMM reads it transposed). Empty: no views.
   std::function<bool(const Node& node, std::size_t operand, const CView& view, std::span<const Type> in)>
       kernel_reads_view;
+  // Whether the result is operand 0's elements in the same order, only retyped (reshape,
+  // squeeze, a permute that moves only size-1 axes). The interpreter then gives the node
+  // operand 0's buffer and runs nothing (runtime/view_plan.hpp): no copy per run. Empty:
+  // never. tests/ops checks it against the kernel on every test case.
+  std::function<bool(const Node& node, std::span<const Type> in)> same_bytes;
   // Ops that own regions: checks the node's regions against its inputs, attrs and type
   // (throws TypeRuleError); the verifier calls it. Empty for ops without regions.
   std::function<void(const Node& node, std::span<const Type> in)> check_regions;

@@ -54,7 +54,7 @@ struct Executable::Impl {
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), roots(planned_outputs(outputs, state)),
         state_values(state.size()), spare(state.size()), state_of_update(g.size(), -1), is_state(g.size(), false),
-        views(plan_views(g, roots)), plan(plan_memory(g, roots, views.viewed)), live(g.reachable_from(roots)) {
+        views(plan_views(g, roots)), plan(plan_memory(g, roots, views.viewed, views.aliased)), live(g.reachable_from(roots)) {
     for (std::size_t i = 0; i < state.size(); ++i) {
       state_of_update[state[i].update] = static_cast<std::int32_t>(i);
       is_state[state[i].input] = true;
@@ -254,6 +254,13 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
   ir::RegionRunner run_region = [](std::size_t, std::span<const Array>) -> std::vector<Array> { return {}; };
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     const ir::Node& n = g.node(plan.steps[s]);
+    if (views.aliased[n.id]) {  // operand 0's buffer under this node's type: nothing runs
+      vals[n.id] = vals[n.inputs[0]];
+      vals[n.id].retype(n.type);
+      for (ir::NodeId dead : plan.release_after[s])
+        if (!kept[dead]) vals[dead] = Array();
+      continue;
+    }
     std::size_t slot = plan.slot_of[n.id];
     if (slot == MemoryPlan::kNoSlot) {
       const std::int32_t st = state_of_update[n.id];

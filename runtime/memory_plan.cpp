@@ -30,14 +30,19 @@ std::size_t region_bytes(const ir::Node& n) {
 
 }  // namespace
 
-MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, const std::vector<bool>& viewed) {
+MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, const std::vector<bool>& viewed,
+                       const std::vector<bool>& aliased) {
   MemoryPlan p;
   std::vector<bool> live = g.reachable_from(outputs);
   std::vector<bool> is_output(g.size(), false);
   for (auto o : outputs) is_output[o] = true;
   const auto is_viewed = [&](ir::NodeId id) { return !viewed.empty() && viewed[id]; };
-  // What a read of `in` reads: a view node's operand.
-  const auto source = [&](ir::NodeId in) { return is_viewed(in) ? g.node(in).inputs[0] : in; };
+  const auto is_alias = [&](ir::NodeId id) { return !aliased.empty() && aliased[id]; };
+  // What a read of `in` reads: a view node's operand, the buffer an alias (chain) retypes.
+  const auto source = [&](ir::NodeId in) {
+    while (is_viewed(in) || is_alias(in)) in = g.node(in).inputs[0];
+    return in;
+  };
 
   for (ir::NodeId id : step_order(g, live))
     if (!is_viewed(id)) p.steps.push_back(id);
@@ -55,7 +60,7 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& output
   for (std::size_t s = 0; s < p.steps.size(); ++s) {
     ir::NodeId id = p.steps[s];
     const ir::Node& n = g.node(id);
-    if (!is_output[id]) {
+    if (!is_output[id] && !is_alias(id)) {
       std::size_t need = n.type.nbytes();
       p.slot_of[id] = pool.take(need);
       live_bytes += need;

@@ -25,6 +25,9 @@ struct MemoryPlan {
 
 // `viewed` (empty, or per node): view nodes that never run; their consumers read the view
 // node's operand in place (OpDef::kernel_reads_view), so that operand lives until they ran.
+// `aliased` (empty, or per node): steps whose result is operand 0's buffer retyped
+// (runtime/view_plan.hpp); they take no slot, and what they alias lives until their
+// readers ran.
 // Buffer slots reused best-fit: take() returns the smallest free slot of at least `need`
 // bytes, or a new one of exactly `need`; release() returns a slot to the pool. Shared by
 // the interpreter's plan and the C99 arena.
@@ -47,6 +50,6 @@ class SlotPool {
 };
 
 MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::NodeId>& outputs,
-                       const std::vector<bool>& viewed = {});
+                       const std::vector<bool>& viewed = {}, const std::vector<bool>& aliased = {});
 
 }  // namespace mg::rt

@@ -9,7 +9,7 @@ namespace mg::rt {
 
 ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots) {
   const std::size_t n = g.size();
-  ViewPlan p{std::vector<bool>(n, false), std::vector<std::vector<ir::CView>>(n)};
+  ViewPlan p{std::vector<bool>(n, false), std::vector<bool>(n, false), std::vector<std::vector<ir::CView>>(n)};
   const std::vector<bool> live = g.reachable_from(roots);
   std::vector<bool> root(n, false);
   for (ir::NodeId r : roots) root[r] = true;
@@ -42,6 +42,13 @@ ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots) {
       p.in_views[c].resize(g.node(c).inputs.size());
       p.in_views[c][k] = *view;
     }
+  }
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::Node& nd = g.node(id);
+    if (!live[id] || root[id] || p.viewed[id] || nd.kind != ir::NodeKind::op || !nd.op->same_bytes ||
+        nd.inputs.empty() || !nd.regions.empty() || p.viewed[nd.inputs[0]])
+      continue;
+    p.aliased[id] = nd.op->same_bytes(nd, input_types(nd));
   }
   return p;
 }

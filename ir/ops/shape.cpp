@@ -199,6 +199,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   reshape_op.kernel = copy_bytes;
+  reshape_op.same_bytes = [](const Node&, std::span<const Type>) { return true; };
   defined_op("reshape").emit_c = c_copy();
   reshape_op.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   reshape_op.test.cases = {
@@ -221,6 +222,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   sq.kernel = copy_bytes;
+  sq.same_bytes = reshape_op.same_bytes;
   defined_op("squeeze").emit_c = c_copy();
   sq.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   sq.test.cases = {
@@ -241,6 +243,7 @@ void def_reshapes() {
     return with_shape(in[0], s);
   };
   usq.kernel = copy_bytes;
+  usq.same_bytes = reshape_op.same_bytes;
   defined_op("unsqueeze").emit_c = c_copy();
   usq.vjp = [](const VjpArgs& a) { return grads({reshape(a.cotangent, a.in[0].shape())}); };
   usq.test.cases = {
@@ -269,6 +272,15 @@ void def_permute_broadcast() {
     gather_into_out(k, 0, std::move(src));
   };
   defined_op("permute").emit_c = c_permute();
+  perm.same_bytes = [](const Node& n, std::span<const Type> in) {  // the axes longer than 1 keep their order
+    std::int64_t last = -1;
+    for (auto a : n.attrs.list("perm")) {
+      if (in[0].shape[static_cast<std::size_t>(a)] == 1) continue;
+      if (a < last) return false;
+      last = a;
+    }
+    return true;
+  };
   perm.vjp = [](const VjpArgs& a) {
     const I64List& p = a.node.attrs.list("perm");
     I64List inv(p.size());

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "minigrad/ir/builder.hpp"
@@ -69,6 +70,28 @@ TEST_P(RegistryOp, KernelMatchesInferredType) {
         ASSERT_TRUE(std::isfinite(result[0].at(i))) << d.name << " case " << ci << ": non-finite output at " << i;
     }
   }
+}
+
+// OpDef::same_bytes lets the interpreter alias operand 0's buffer instead of running the
+// kernel: wherever it says so, the kernel's result must be operand 0's bytes exactly.
+TEST_P(RegistryOp, SameBytesOnlyWhereTheKernelCopiesBytes) {
+  const ir::OpDef& d = def();
+  if (!d.same_bytes) return;  // never aliases
+  auto cases = cases_of(d);
+  int aliased = 0;
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    Built b = build(d, cases[ci], 3000 + ci);
+    const ir::Node& n = b.g->node(b.out.id);
+    std::vector<Type> in_types;
+    for (ir::NodeId in : n.inputs) in_types.push_back(b.g->node(in).type);
+    if (!d.same_bytes(n, in_types)) continue;
+    ++aliased;
+    std::vector<ir::Value> outs{b.out};
+    const Array out = rt::evaluate(outs, bindings_of(b))[0];
+    ASSERT_EQ(out.nbytes(), b.values[0].nbytes()) << d.name << " case " << ci;
+    EXPECT_EQ(std::memcmp(out.raw(), b.values[0].raw(), out.nbytes()), 0) << d.name << " case " << ci;
+  }
+  EXPECT_GT(aliased, 0) << d.name << ": same_bytes holds on none of its test cases";
 }
 
 class DifferentiableOp : public RegistryOp {};
