@@ -36,10 +36,11 @@ namespace {
 using namespace mg;
 
 bool g_profile = false;  // --profile: our interpreter's per-op telemetry after the timed runs
+std::size_t g_profile_rows = 30;
 void print_profile(const char* what, const rt::Executable& exe) {
   if (!g_profile) return;
   std::cout << "== " << what << " (per op)\n" << rt::glassbox::telemetry_table(exe, false, 25)
-            << "== " << what << " (per node)\n" << rt::glassbox::telemetry_table(exe, true, 30) << std::flush;
+            << "== " << what << " (per node)\n" << rt::glassbox::telemetry_table(exe, true, g_profile_rows) << std::flush;
 }
 
 struct Pinn32 {
@@ -148,6 +149,9 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--profile")) {
       g_profile = true;
       --i;
+    } else if (!std::strcmp(argv[i], "--profile-rows") && i + 1 < argc) {
+      g_profile = true;
+      g_profile_rows = static_cast<std::size_t>(std::stoul(argv[i + 1]));
     } else if (i + 1 >= argc) {
       std::fprintf(stderr, "%s: %s needs a value\n", argv[0], argv[i]);
       return 2;
@@ -159,7 +163,7 @@ int main(int argc, char** argv) {
       for (char c : std::string(argv[i + 1]))
         if (c >= '1' && c <= '9') threads.push_back(c - '0');
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--profile]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--profile] [--profile-rows N]\n", argv[0]);
       return 2;
     }
   }
