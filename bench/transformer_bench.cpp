@@ -20,7 +20,11 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+
+#include <minigrad/ir/printer.hpp>
 
 #include <minigrad/runtime/glassbox/telemetry.hpp>
 
@@ -39,6 +43,8 @@ bool g_profile = false;  // --profile: our interpreter's per-op telemetry after 
 std::size_t g_profile_rows = 30;
 void print_profile(const char* what, const rt::Executable& exe) {
   if (!g_profile) return;
+  if (const char* dir = std::getenv("MG_BENCH_IR_DIR"))  // the IR the times refer to, by node id
+    std::ofstream(std::string(dir) + "/" + what + ".ir") << ir::to_text(exe.graph());
   std::cout << "== " << what << " (per op)\n" << rt::glassbox::telemetry_table(exe, false, 25)
             << "== " << what << " (per node)\n" << rt::glassbox::telemetry_table(exe, true, g_profile_rows) << std::flush;
 }
