@@ -6,7 +6,8 @@
 //   (c) miniGPT training step: examples/minigpt.hpp (ctx 64, 4 layers, 4 heads, d 128),
 //       batch 16, AdamW, clipping
 // Ours through the interpreter and the C99 JIT. Prints median ms and ours/libtorch.
-//   transformer_bench [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT]
+//   transformer_bench [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--profile]
+// --profile prints the interpreter's telemetry per op and per node (timings then include it).
 #include <cblas.h>
 #include <omp.h>
 
@@ -19,6 +20,14 @@
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
 
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include <minigrad/ir/printer.hpp>
+
+#include <minigrad/runtime/glassbox/telemetry.hpp>
+
 #include "bench/child_process.hpp"
 #include "bench/timing.hpp"
 #include "examples/minigpt.hpp"
@@ -29,6 +38,16 @@
 namespace {
 
 using namespace mg;
+
+bool g_profile = false;  // --profile: our interpreter's per-op telemetry after the timed runs
+std::size_t g_profile_rows = 30;
+void print_profile(const char* what, const rt::Executable& exe) {
+  if (!g_profile) return;
+  if (const char* dir = std::getenv("MG_BENCH_IR_DIR"))  // the IR the times refer to, by node id
+    std::ofstream(std::string(dir) + "/" + what + ".ir") << ir::to_text(exe.graph());
+  std::cout << "== " << what << " (per op)\n" << rt::glassbox::telemetry_table(exe, false, 25)
+            << "== " << what << " (per node)\n" << rt::glassbox::telemetry_table(exe, true, g_profile_rows) << std::flush;
+}
 
 struct Pinn32 {
   nn::Linear fc1{1, 32}, fc2{32, 32}, fc3{32, 1};
@@ -64,10 +83,13 @@ double our_attention(Backend backend, int threads, int warmup, int iters) {
   for (nn::Parameter* p : nn::parameters(mha)) wrt.push_back(p->tensor);
   std::vector<Tensor> outs{loss};
   for (Tensor& d : grad(loss, wrt)) outs.push_back(d);
-  Executable exe = nn::compile_with_parameters(g, outs, mha, backend);
+  Executable exe = compile(g, outs, CompileOptions{.backend = backend, .profile = g_profile});
+  for (nn::Parameter* p : nn::parameters(mha, /*include_buffers=*/true))
+    exe.bind_live(p->name(), std::shared_ptr<const Array>(p->storage, &p->storage->value));
   const Array X = randn(Type{f32, {256, 8, 64}}, 1);
   double sink = 0;
   double ms = bench::median_ms([&] { sink += exe.run({{"x", X}})[1].at(0); }, warmup, iters);
+  print_profile("attention", exe.runtime());
   return std::isfinite(sink) ? ms : -1;
 }
 
@@ -102,12 +124,14 @@ double our_minigpt(Backend backend, int threads, int warmup, int iters) {
   nn::bind(model, g, 0);
   Tensor x = g.input("x", i64, {16, cfg.ctx}), y = g.input("y", i64, {16, cfg.ctx});
   auto step = nn::compile_train(g, model.loss(x, y), model, nn::AdamW{.lr = 1e-3, .beta2 = 0.99, .weight_decay = 0.1},
-                                {.clip_grad_norm = 1.0, .backend = backend});
+                                {.clip_grad_norm = 1.0, .backend = backend,
+                                 .profile = g_profile && backend == Backend::interpreter});
   Array X = Array::zeros(Type{i64, {16, cfg.ctx}}), Y = X.clone();
   std::mt19937 gen(3);
   for (std::int64_t i = 0; i < X.numel(); ++i) X.set(i, static_cast<double>(gen() % 96)), Y.set(i, static_cast<double>(gen() % 96));
   double sink = 0;
   double ms = bench::median_ms([&] { sink += step.run({{"x", X}, {"y", Y}}); }, warmup, iters);
+  if (backend == Backend::interpreter) print_profile("miniGPT step", step.executable());
   return std::isfinite(sink) ? ms : -1;
 }
 
@@ -127,8 +151,17 @@ int main(int argc, char** argv) {
   int iters = 100, warmup = 10;
   std::vector<int> threads{1, 2};
   std::string only;  // a workload name's first word: attention, PINN, miniGPT
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
+  for (int i = 1; i < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--profile")) {
+      g_profile = true;
+      --i;
+    } else if (!std::strcmp(argv[i], "--profile-rows") && i + 1 < argc) {
+      g_profile = true;
+      g_profile_rows = static_cast<std::size_t>(std::stoul(argv[i + 1]));
+    } else if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s: %s needs a value\n", argv[0], argv[i]);
+      return 2;
+    } else if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
     else if (!std::strcmp(argv[i], "--threads")) {
@@ -136,7 +169,7 @@ int main(int argc, char** argv) {
       for (char c : std::string(argv[i + 1]))
         if (c >= '1' && c <= '9') threads.push_back(c - '0');
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--profile] [--profile-rows N]\n", argv[0]);
       return 2;
     }
   }

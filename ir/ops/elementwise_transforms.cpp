@@ -10,7 +10,7 @@ void register_elementwise_transforms() {
   // Float-differentiable ops: the diagonal default. stop_gradient's VJP is empty, so its
   // tangent is zero (as jax.lax.stop_gradient under jvp).
   for (const char* name : {"neg", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-                           "leaky_relu", "gelu", "silu", "softplus", "abs", "sign", "square", "reciprocal", "erf",
+                           "leaky_relu", "gelu", "gelu_grad", "silu", "softplus", "abs", "sign", "square", "reciprocal", "erf",
                            "log1p", "expm1", "clamp", "stop_gradient", "add", "sub", "mul", "div", "pow", "maximum",
                            "minimum", "where"}) {
     OpDef& d = defined_op(name);

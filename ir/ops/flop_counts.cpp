@@ -43,7 +43,7 @@ void register_flop_counts() {
     else if (op.fold != Fold::none) op.flops = per_input;
     else op.flops = none;
   }
-  for (const char* name : {"var", "logsumexp", "softmax", "log_softmax", "cumsum", "argmax", "argmin", "scatter_add",
+  for (const char* name : {"var", "logsumexp", "softmax", "log_softmax", "softmax_grad", "cumsum", "argmax", "argmin", "scatter_add",
                            "index_add", "max_pool2d", "avg_pool2d", "max_pool2d_grad", "avg_pool2d_grad"})
     defined_op(name).flops = per_input;
   // Data movement, though elementwise in shape: no arithmetic.

@@ -3,6 +3,7 @@
 // GEMM (the C99 backend's, compiled in) or OpenBLAS, by shape, once per batch matrix; i64 uses a plain row-parallel loop with wrapping
 // arithmetic (no signed-overflow UB). Invariant: a k = 0 product is all zeros.
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -170,6 +171,12 @@ void matmul_kernel(const KernelArgs& args) {
       T* pc = args.out.data<T>();
       // One row (batch-1 inference): a pass over B at the cache's bandwidth (ops/gemv.hpp).
       constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
+      // Many small matrices (attention's per-head [L, D] x [D, S]): one thread per matrix.
+      // Inside, OpenBLAS and our GEMM see a parallel region and run on their thread alone;
+      // split across threads, a 256x256x16 product spent more time in barriers than in FMAs.
+      const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+      const bool per_matrix = threads > 1 && d.batch >= threads && d.m * d.n * d.k <= (std::int64_t{1} << 22);
+#pragma omp parallel for schedule(static) if (per_matrix)
       for (std::int64_t i = 0; i < d.batch; ++i) {
         if constexpr (kFloat) {
           if (d.m == 1) {

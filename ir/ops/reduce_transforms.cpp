@@ -17,11 +17,22 @@ void register_reduce_transforms() {
   for (const char* name : {"reduce_max", "reduce_min", "reduce_prod", "var", "logsumexp"})
     defined_op(name).jvp = jvp_reduction();
 
-  for (const char* name : {"softmax", "log_softmax", "argmax", "argmin"}) defined_op(name).batch = batch_axis();
+  for (const char* name : {"softmax", "log_softmax", "argmax", "argmin", "softmax_grad"})
+    defined_op(name).batch = batch_axis();
   defined_op("softmax").jvp = [](const JvpArgs& a) -> Value {  // y (t - sum(y t))
     if (!a.tangents[0].valid()) return {};
-    Value y = a.out, t = a.tangents[0];
-    return mul(y, sub(t, sum_along(mul(y, t), a.node.attrs.i64("axis"))));
+    return make_op(op("softmax_grad"), {a.out, a.tangents[0]}, a.node.attrs);
+  };
+  // out = y (g - s), s = sum(g y): dy (g - s) - y sum(g dy) + softmax_grad(y, dg).
+  defined_op("softmax_grad").jvp = [](const JvpArgs& a) -> Value {
+    const std::int64_t axis = a.node.attrs.i64("axis");
+    Value y = a.in[0], g = a.in[1], dy = a.tangents[0], dg = a.tangents[1], t;
+    if (dy.valid()) t = sub(mul(dy, sub(g, sum_along(mul(g, y), axis))), mul(y, sum_along(mul(g, dy), axis)));
+    if (dg.valid()) {
+      Value from_g = make_op(op("softmax_grad"), {y, dg}, a.node.attrs);
+      t = t.valid() ? add(t, from_g) : from_g;
+    }
+    return t;
   };
   defined_op("log_softmax").jvp = [](const JvpArgs& a) -> Value {  // t - sum(softmax t)
     if (!a.tangents[0].valid()) return {};

@@ -8,8 +8,11 @@
 // xsimd's exp is not inlined: the false positive meson.build notes, here as -Wuninitialized.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#include <xsimd/xsimd.hpp>
+
 #include "minigrad/ir/ops/elementwise_kernel.hpp"
 #pragma GCC diagnostic pop
+#include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/ops/reduce_kernel.hpp"
 #include "minigrad/ir/ops/rules.hpp"
 
@@ -78,21 +81,59 @@ void softmax_tile(const T* x, T* out, std::int64_t len, std::int64_t stride, std
   }
 }
 
-// A contiguous row (inner == 1): same passes with whole-row vector expressions.
+// A contiguous row (inner == 1), by explicit SIMD batches (attention's [.., L, S] scores
+// land here; the generic folds were twice as slow). Every element goes through xsimd's exp
+// (the tail in one padded batch), so a value's result does not depend on its position.
+// The max need not propagate NaN: a NaN in the row makes the sum, and so every output, NaN
+// anyway, as does +inf (inf - inf) and a row of only -inf.
 template <class T, bool Log>
 void softmax_row(const T* x, T* out, std::int64_t len) {
-  using kernels::adapt;
-  using kernels::MaxOp;
-  using kernels::SumOp;
-  const T m = kernels::fold_run<MaxOp<T>, false>(MaxOp<T>::init(), x, len, T(0));
-  auto xr = adapt(const_cast<T*>(x), len);
-  auto o = adapt(out, len);
-  xt::noalias(o) = xt::exp(xr - m);
-  const double s = kernels::fold_run<SumOp<double>, false>(0.0, out, len, 0.0);
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+  const std::int64_t full = len - len % W;
+  B m0(-INFINITY), m1(-INFINITY);
+  std::int64_t i = 0;
+  for (; i + 2 * W <= full; i += 2 * W) {
+    m0 = xsimd::max(m0, B::load_unaligned(x + i));
+    m1 = xsimd::max(m1, B::load_unaligned(x + i + W));
+  }
+  for (; i < full; i += W) m0 = xsimd::max(m0, B::load_unaligned(x + i));
+  alignas(64) T lanes[W];
+  xsimd::max(m0, m1).store_aligned(lanes);
+  T m = -INFINITY;
+  for (std::int64_t j = 0; j < W; ++j) m = lanes[j] > m ? lanes[j] : m;
+  for (std::int64_t j = full; j < len; ++j) m = x[j] > m ? x[j] : m;
+  const B mb(m);
+  B s0(T(0)), s1(T(0));
+  for (i = 0; i + 2 * W <= full; i += 2 * W) {
+    const B e0 = xsimd::exp(B::load_unaligned(x + i) - mb), e1 = xsimd::exp(B::load_unaligned(x + i + W) - mb);
+    e0.store_unaligned(out + i);
+    e1.store_unaligned(out + i + W);
+    s0 += e0;
+    s1 += e1;
+  }
+  for (; i < full; i += W) {
+    const B e = xsimd::exp(B::load_unaligned(x + i) - mb);
+    e.store_unaligned(out + i);
+    s0 += e;
+  }
+  double s = 0;
+  (s0 + s1).store_aligned(lanes);
+  for (std::int64_t j = 0; j < W; ++j) s += static_cast<double>(lanes[j]);
+  if (full < len) {  // the tail, padded with -inf (exp gives 0)
+    for (std::int64_t j = 0; j < W; ++j) lanes[j] = full + j < len ? x[full + j] : T(-INFINITY);
+    xsimd::exp(B::load_aligned(lanes) - mb).store_aligned(lanes);
+    for (std::int64_t j = 0; j < len - full; ++j) {
+      out[full + j] = lanes[j];
+      s += static_cast<double>(lanes[j]);
+    }
+  }
   if constexpr (Log) {
-    xt::noalias(o) = (xr - m) - static_cast<T>(std::log(s));
+    const T ls = static_cast<T>(std::log(s));
+    for (std::int64_t j = 0; j < len; ++j) out[j] = (x[j] - m) - ls;
   } else {
-    xt::noalias(o) = o * static_cast<T>(1.0 / s);
+    const T inv = static_cast<T>(1.0 / s);
+    for (std::int64_t j = 0; j < len; ++j) out[j] *= inv;
   }
 }
 
@@ -116,6 +157,66 @@ void softmax_kernel(const KernelArgs& k) {
       const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kSoftmaxBlock;
       const std::int64_t off = o * v.len * v.inner + i0;
       softmax_tile<T, Log>(x + off, out + off, v.len, v.inner, std::min(kSoftmaxBlock, v.inner - i0));
+    }
+  });
+}
+
+// ---- softmax_grad: y (g - sum(g y)), softmax's VJP in one pass ----
+// Five kernels before (mul, reduce_sum, broadcast_to, sub, mul), each a pass over an
+// attention-sized [.., L, S] array; here one read of y and g and one write per row.
+
+template <class T>
+void softmax_grad_row(const T* y, const T* g, T* out, std::int64_t len) {
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+  const std::int64_t full = len - len % W;
+  B s0(T(0)), s1(T(0));
+  std::int64_t i = 0;
+  for (; i + 2 * W <= full; i += 2 * W) {
+    s0 = xsimd::fma(B::load_unaligned(g + i), B::load_unaligned(y + i), s0);
+    s1 = xsimd::fma(B::load_unaligned(g + i + W), B::load_unaligned(y + i + W), s1);
+  }
+  for (; i < full; i += W) s0 = xsimd::fma(B::load_unaligned(g + i), B::load_unaligned(y + i), s0);
+  alignas(64) T lanes[W];
+  (s0 + s1).store_aligned(lanes);
+  double s = 0;
+  for (std::int64_t j = 0; j < W; ++j) s += static_cast<double>(lanes[j]);
+  for (std::int64_t j = full; j < len; ++j) s += static_cast<double>(g[j]) * static_cast<double>(y[j]);
+  const T st = static_cast<T>(s);
+  for (std::int64_t j = 0; j < len; ++j) out[j] = y[j] * (g[j] - st);
+}
+
+void softmax_grad_kernel(const KernelArgs& k) {
+  kernels::visit_numeric<false>(k.out.dtype(), k.node.op_name(), [&](auto tag) {
+    using T = decltype(tag);
+    const AxisView v = axis_view(k.in[0]->shape(), k.node.attrs.i64("axis"));
+    const T* y = k.in[0]->data<T>();
+    const T* g = k.in[1]->data<T>();
+    T* out = k.out.data<T>();
+    const std::int64_t n = k.out.numel();
+    if (n == 0) return;
+    if (v.inner == 1) {
+#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
+      for (std::int64_t o = 0; o < v.outer; ++o)
+        softmax_grad_row<T>(y + o * v.len, g + o * v.len, out + o * v.len, v.len);
+      return;
+    }
+    const std::int64_t nblocks = (v.inner + kSoftmaxBlock - 1) / kSoftmaxBlock;
+#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
+    for (std::int64_t t = 0; t < v.outer * nblocks; ++t) {
+      const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kSoftmaxBlock;
+      const std::int64_t off = o * v.len * v.inner + i0, w = std::min(kSoftmaxBlock, v.inner - i0);
+      double s[kSoftmaxBlock] = {};
+      for (std::int64_t r = 0; r < v.len; ++r)
+        for (std::int64_t i = 0; i < w; ++i) {
+          const std::int64_t e = off + r * v.inner + i;
+          s[i] += static_cast<double>(g[e]) * static_cast<double>(y[e]);
+        }
+      for (std::int64_t r = 0; r < v.len; ++r)
+        for (std::int64_t i = 0; i < w; ++i) {
+          const std::int64_t e = off + r * v.inner + i;
+          out[e] = y[e] * (g[e] - static_cast<T>(s[i]));
+        }
     }
   });
 }
@@ -227,6 +328,10 @@ Value sum_along(Value v, std::int64_t axis) {
   return broadcast_to(reduce_sum(v, {axis}, true), v.shape());
 }
 
+Value softmax_grad(Value y, Value g, std::int64_t axis) {
+  return make_op(op("softmax_grad"), {y, g}, {{"axis", axis}});
+}
+
 // ---- C99 emission ----------------------------------------------------------------------
 
 // One (outer, inner) column per iteration: p = x + b walks the axis with stride `inner`.
@@ -244,6 +349,19 @@ void c_columns(const CLoopArgs& a, const std::string& body) {
   }
   a.w.raw(s);
   a.w.close();
+}
+
+EmitC c_softmax_grad() {
+  return c_loops([](const CLoopArgs& a) {
+    const std::string body =
+        "    double s = 0;\n    int64_t r;\n"
+        "    for (r = 0; r < $LEN; ++r) s += (double)$G[b + r * $IN] * (double)$X[b + r * $IN];\n"
+        "    { const $T st = ($T)s;\n"
+        "      for (r = 0; r < $LEN; ++r) $O[b + r * $IN] = $X[b + r * $IN] * ($G[b + r * $IN] - st); }\n";
+    std::string with_g = body;
+    for (std::size_t p; (p = with_g.find("$G")) != std::string::npos;) with_g.replace(p, 2, a.in[1]);
+    c_columns(a, with_g);
+  });
 }
 
 template <bool Log>
@@ -290,8 +408,7 @@ void register_softmax_ops() {
               "exp(x - max) / sum(exp(x - max)) along `axis` (rank >= 1); NaN along a slice with a "
               "NaN, a +inf or only -inf (as PyTorch)",
               softmax_kernel<false>, [](const VjpArgs& a) {  // y (g - sum(g y))
-                Value y = a.out, g = a.cotangent;
-                return grads({mul(y, sub(g, sum_along(mul(g, y), a.node.attrs.i64("axis"))))});
+                return grads({softmax_grad(a.out, a.cotangent, a.node.attrs.i64("axis"))});
               });
   defined_op("softmax").emit_c = c_softmax<false>();
 
@@ -303,6 +420,33 @@ void register_softmax_ops() {
                 return grads({sub(g, mul(exp(a.out), sum_along(g, a.node.attrs.i64("axis"))))});
               });
   defined_op("log_softmax").emit_c = c_softmax<true>();
+
+  OpDef& sg = define_op("softmax_grad");
+  sg.doc = "y (g - sum(g y)) along `axis`, y and g of one float type: softmax's VJP (y its output, g the "
+           "cotangent) in one pass";
+  sg.arity = 2;
+  sg.attrs = {{"axis", AttrKind::i64, std::nullopt}};
+  sg.infer = [](std::span<const Type> in, const Attrs& attrs) {
+    require(allowed(in[0].dtype, Dtypes::floats), "expects " + describe(Dtypes::floats));
+    require(in[1] == in[0], "expects y and g of one type, got " + to_string(in[0]) + " and " + to_string(in[1]));
+    checked_axis(in[0], attrs);
+    return in[0];
+  };
+  sg.kernel = softmax_grad_kernel;
+  // out = y (g - s), s = sum(g y): d/dg = softmax_grad(y, c); d/dy = c (g - s) - g sum(c y).
+  sg.vjp = [](const VjpArgs& a) {
+    const std::int64_t axis = a.node.attrs.i64("axis");
+    Value y = a.in[0], g = a.in[1], c = a.cotangent;
+    Value dy = sub(mul(c, sub(g, sum_along(mul(g, y), axis))), mul(g, sum_along(mul(c, y), axis)));
+    return grads({dy, softmax_grad(y, c, axis)});
+  };
+  sg.emit_c = c_softmax_grad();
+  sg.test.cases = {
+      {{Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {{"axis", std::int64_t{1}}}},
+      {{Type{DType::f64, {2, 3, 4}}, Type{DType::f64, {2, 3, 4}}}, {{"axis", std::int64_t{1}}}},
+      {{Type{DType::f64, {2, 37}}, Type{DType::f64, {2, 37}}}, {{"axis", std::int64_t{1}}}},  // a SIMD tail
+      {{Type{DType::f64, {5}}, Type{DType::f64, {5}}}, {{"axis", std::int64_t{0}}}},
+  };
 
   def_arg("argmax",
           "index (i64) of the first maximum along `axis` (f32/f64/i64 input); NaN counts as the "

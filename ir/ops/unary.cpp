@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "minigrad/ir/builder.hpp"
 #include "minigrad/ir/ops/elementwise_kernel.hpp"
 #include "minigrad/ir/ops/rules.hpp"
 
@@ -20,6 +21,41 @@ constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/sqrt(2 pi)
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
+
+// gelu_grad's tanh form by SIMD batches, t computed once per element (an xtensor expression
+// would hold t by reference or compute it thrice); the tail in one padded batch, so an
+// element's result does not depend on its position (fused tiles, see elementwise_kernel.hpp).
+// u = c (x + k x^3), t = tanh u: g ((1 + t)/2 + x/2 (1 - t^2) c (1 + 3k x^2)).
+template <class T>
+void gelu_tanh_grad(const T* x, const T* g, T* o, std::int64_t n) {
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+  const auto f = [](B v, B gv) {
+    const B c(static_cast<T>(kSqrt2OverPi)), k(static_cast<T>(0.044715)), k3(static_cast<T>(3 * 0.044715));
+    const B one(T(1)), half(T(0.5));
+    const B t = xsimd::tanh(c * (v + k * v * v * v));
+    return gv * (half * (one + t) + half * v * (one - t * t) * (c * (one + k3 * v * v)));
+  };
+  const std::int64_t full = n - n % W;
+  const auto body = [&](std::int64_t c0) {
+    const std::int64_t c1 = std::min(full, c0 + kernels::kChunk);
+    for (std::int64_t i = c0; i < c1; i += W)
+      f(B::load_unaligned(x + i), B::load_unaligned(g + i)).store_unaligned(o + i);
+  };
+  const std::int64_t chunks = (full + kernels::kChunk - 1) / kernels::kChunk;
+  if (n >= kernels::kParallelMin) {
+#pragma omp parallel for
+    for (std::int64_t c = 0; c < chunks; ++c) body(c * kernels::kChunk);
+  } else {
+    for (std::int64_t c = 0; c < chunks; ++c) body(c * kernels::kChunk);
+  }
+  if (full < n) {
+    alignas(64) T bx[W], bg[W], bo[W];
+    for (std::int64_t j = 0; j < W; ++j) bx[j] = x[std::min(full + j, n - 1)], bg[j] = g[std::min(full + j, n - 1)];
+    f(B::load_aligned(bx), B::load_aligned(bg)).store_aligned(bo);
+    for (std::int64_t j = 0; j < n - full; ++j) o[full + j] = bo[j];
+  }
+}
 
 OpDef& def_unary(const char* name, const char* doc, Dtypes dtypes, KernelFn kernel, VjpFn vjp,
                  Domain domain = Domain::any) {
@@ -202,22 +238,8 @@ void register_unary_ops() {
                 exact(k);
               }
             },
-            [](const VjpArgs& a) {
-              Value x = a.in[0];
-              if (a.node.attrs.str("approximate") == "tanh") {
-                // u = c (x + k x^3); y = x/2 (1 + tanh u); dy = (1+t)/2 + x/2 (1-t^2) c (1 + 3k x^2)
-                Value x2 = square(x);
-                Value u = scale(add(x, scale(mul(x2, x), 0.044715)), kSqrt2OverPi);
-                Value t = tanh(u);
-                Value one = full_like(x, 1.0);
-                Value du = scale(add(one, scale(x2, 3 * 0.044715)), kSqrt2OverPi);
-                Value d = add(scale(add(one, t), 0.5), mul(scale(x, 0.5), mul(sub(one, square(t)), du)));
-                return chain(a, d);
-              }
-              // Phi(x) + x phi(x)
-              Value cdf = scale(add_scalar(erf(scale(x, kInvSqrt2)), 1.0), 0.5);
-              Value pdf = scale(exp(scale(square(x), -0.5)), kInvSqrt2Pi);
-              return chain(a, add(cdf, mul(x, pdf)));
+            [](const VjpArgs& a) {  // one elementwise op, below (fusable, one pass)
+              return grads({make_op(op("gelu_grad"), {a.in[0], a.cotangent}, a.node.attrs)});
             })
       .attrs = {{"approximate", AttrKind::string, AttrValue{std::string("none")}}};
   defined_op("gelu").emit_c = c_expr([](const CExprArgs& a) {
@@ -225,6 +247,73 @@ void register_unary_ops() {
         ? "{c:0.5} * {0} * ({c:1} + tanh{f}({c:0.79788456080286535588} * ({0} + {c:0.044715} * {0} * {0} * {0})))"
         : "{c:0.5} * {0} * ({c:1} + erf{f}({0} * {c:0.70710678118654752440}))", a);
   });
+
+  // gelu_grad(x, g) = g gelu'(x): gelu's VJP in one elementwise op. The composite it
+  // replaces was three passes over the MLP's [B, T, 4d] activations in miniGPT's backward
+  // (square, a fused tanh, a fused rest), memory-bound; this is one.
+  OpDef& gg = define_op("gelu_grad");
+  gg.doc = "g * d gelu(x)/dx (`approximate` as gelu's): gelu's VJP, x its input and g the cotangent";
+  gg.arity = 2;
+  gg.traits.elementwise = true;
+  gg.attrs = {{"approximate", AttrKind::string, AttrValue{std::string("none")}}};
+  gg.infer = same_type(Dtypes::floats);
+  gg.kernel = [](const KernelArgs& k) {
+    if (k.node.attrs.str("approximate") == "tanh") {
+      visit_dtype(k.out.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_floating_point_v<T>)
+          gelu_tanh_grad(k.in[0]->data<T>(), k.in[1]->data<T>(), k.out.data<T>(), k.out.numel());
+        else MG_ASSERT(false, "kernel: unsupported dtype for " + k.node.op_name());
+      });
+      return;
+    }
+    visit_dtype(k.out.dtype(), [&](auto tag) {  // Phi(x) + x phi(x), by libm as gelu's kernel
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_floating_point_v<T>) {
+        const T* x = k.in[0]->data<T>();
+        const T* g = k.in[1]->data<T>();
+        T* o = k.out.data<T>();
+        kernels::parallel_for(k.out.numel(), [&](std::int64_t i) {
+          const T v = x[i];
+          o[i] = g[i] * (T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2))) + v * T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v));
+        });
+      } else {
+        MG_ASSERT(false, "kernel: unsupported dtype for " + k.node.op_name());
+      }
+    });
+  };
+  // d/dg = gelu'(x) c; d/dx = g gelu''(x) c, gelu'' by composite ops (so again differentiable):
+  // tanh: (1 - t^2) (du + x (3ck x - t du^2)), du = c (1 + 3k x^2); exact: phi(x) (2 - x^2).
+  gg.vjp = [](const VjpArgs& a) {
+    Value x = a.in[0], g = a.in[1], c = a.cotangent;
+    Value d2;
+    if (a.node.attrs.str("approximate") == "tanh") {
+      Value x2 = square(x), one = full_like(x, 1.0);
+      Value t = tanh(scale(add(x, scale(mul(x2, x), 0.044715)), kSqrt2OverPi));
+      Value du = scale(add(one, scale(x2, 3 * 0.044715)), kSqrt2OverPi);
+      Value inner = sub(scale(x2, 3 * 0.044715 * kSqrt2OverPi), mul(mul(x, t), square(du)));
+      d2 = mul(sub(one, square(t)), add(du, inner));
+    } else {
+      Value pdf = scale(exp(scale(square(x), -0.5)), kInvSqrt2Pi);
+      d2 = mul(pdf, sub(full_like(x, 2.0), square(x)));
+    }
+    return grads({mul(mul(c, g), d2), make_op(op("gelu_grad"), {x, c}, a.node.attrs)});
+  };
+  gg.smt = smt_uninterpreted("gelu_grad");
+  gg.emit_c = c_expr([](const CExprArgs& a) {
+    return expand_c_expr(a.node.attrs.str("approximate") == "tanh"
+        ? "{1} * ({c:0.5} * ({c:1} + tanh{f}({c:0.79788456080286535588} * ({0} + {c:0.044715} * {0} * {0} * {0}))) + "
+          "{c:0.5} * {0} * ({c:1} - tanh{f}({c:0.79788456080286535588} * ({0} + {c:0.044715} * {0} * {0} * {0})) * "
+          "tanh{f}({c:0.79788456080286535588} * ({0} + {c:0.044715} * {0} * {0} * {0}))) * "
+          "({c:0.79788456080286535588} * ({c:1} + {c:0.134145} * {0} * {0})))"
+        : "{1} * ({c:0.5} * ({c:1} + erf{f}({0} * {c:0.70710678118654752440})) + "
+          "{0} * {c:0.39894228040143267794} * exp{f}({c:-0.5} * {0} * {0}))", a);
+  });
+  gg.test.cases = {
+      {{Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {{"approximate", std::string("tanh")}}},
+      {{Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {{"approximate", std::string("none")}}},
+      {{Type{DType::f64, {}}, Type{DType::f64, {}}}, {{"approximate", std::string("tanh")}}},
+  };
 
   def_unary("silu", "x * sigmoid(x)", Dtypes::floats,
             same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return x / (T(1) + xt::exp(-x)); }),
@@ -332,6 +421,7 @@ void register_unary_ops() {
   stop.kernel = [](const KernelArgs& k) {
     if (k.out.nbytes() > 0) std::memcpy(k.out.raw(), k.in[0]->raw(), k.out.nbytes());
   };
+  stop.traits.reinterprets = true;
   stop.vjp = [](const VjpArgs&) { return std::vector<Value>{Value{}}; };
   stop.emit_c = c_expr("{0}");
   stop.smt = [](SmtBuilder&, auto in, auto&) { return in[0]; };

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "minigrad/ir/builder.hpp"
@@ -69,6 +70,25 @@ TEST_P(RegistryOp, KernelMatchesInferredType) {
         ASSERT_TRUE(std::isfinite(result[0].at(i))) << d.name << " case " << ci << ": non-finite output at " << i;
     }
   }
+}
+
+// Traits::reinterprets lets both executors alias operand 0's buffer instead of running the
+// kernel (runtime/view_plan.hpp, plan_aliases): the kernel's result must be operand 0's
+// bytes exactly, on every test case.
+TEST_P(RegistryOp, ReinterpretsOnlyWhereTheKernelCopiesBytes) {
+  const ir::OpDef& d = def();
+  if (!d.traits.reinterprets) return;  // never aliases
+  auto cases = cases_of(d);
+  int aliased = 0;
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    Built b = build(d, cases[ci], 3000 + ci);
+    ++aliased;
+    std::vector<ir::Value> outs{b.out};
+    const Array out = rt::evaluate(outs, bindings_of(b))[0];
+    ASSERT_EQ(out.nbytes(), b.values[0].nbytes()) << d.name << " case " << ci;
+    EXPECT_EQ(std::memcmp(out.raw(), b.values[0].raw(), out.nbytes()), 0) << d.name << " case " << ci;
+  }
+  EXPECT_GT(aliased, 0) << d.name << ": no test case";
 }
 
 class DifferentiableOp : public RegistryOp {};
