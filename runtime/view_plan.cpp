@@ -50,7 +50,7 @@ std::vector<ir::NodeId> plan_aliases(const ir::Graph& g, const std::vector<ir::N
 
 ViewPlan plan_views(const ir::Graph& g, const std::vector<ir::NodeId>& roots, const std::vector<ir::NodeId>& aliases) {
   const std::size_t n = g.size();
-  ViewPlan p{std::vector<bool>(n, false), std::vector<bool>(n, false), std::vector<std::vector<ir::CView>>(n)};
+  ViewPlan p{std::vector<bool>(n, false), std::vector<std::vector<ir::CView>>(n)};
   const std::vector<bool> live = g.reachable_from(roots);
   std::vector<bool> root(n, false);
   for (ir::NodeId r : roots) root[r] = true;

@@ -421,7 +421,6 @@ void register_unary_ops() {
   stop.kernel = [](const KernelArgs& k) {
     if (k.out.nbytes() > 0) std::memcpy(k.out.raw(), k.in[0]->raw(), k.out.nbytes());
   };
-  stop.traits.reinterprets = true;
   stop.vjp = [](const VjpArgs&) { return std::vector<Value>{Value{}}; };
   stop.emit_c = c_expr("{0}");
   stop.smt = [](SmtBuilder&, auto in, auto&) { return in[0]; };

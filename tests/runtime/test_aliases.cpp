@@ -1,5 +1,5 @@
 // The interpreter aliases what only retypes its operand (Traits::reinterprets: reshape,
-// squeeze, stop_gradient; a permute moving size-1 axes; runtime/view_plan.hpp, plan_aliases): no kernel runs, no buffer
+// squeeze; a permute moving size-1 axes; runtime/view_plan.hpp, plan_aliases): no kernel runs, no buffer
 // is taken, and the operand's buffer lives until the alias's last reader, even when the
 // operand's own readers are long done. Outputs are still copies of their own.
 #include <gtest/gtest.h>
