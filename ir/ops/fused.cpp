@@ -457,6 +457,30 @@ std::int64_t fused_scratch(const Node& n, std::span<const Type>) {
   return defined_op("matmul").emit_c.scratch(*mm, types);
 }
 
+// Rows when a broadcast's flat index divides (a bias over [B, T, C]: `i % C` is a gather):
+// fused_c then loops over rows of the last axis, which is not a flat loop (EmitC::flat).
+bool loops_by_rows(const Graph& body, const BodyPlan& p, const fused::CBody& c, std::int64_t count) {
+  const std::int64_t row = p.loop.shape.empty() ? 0 : p.loop.shape.back();
+  if (row < 16 || count <= row) return false;
+  for (NodeId id = 0; id < body.size(); ++id)
+    if (p.role[id] == BodyRole::broadcast && c.value[id].find_first_of("/%") != std::string::npos) return true;
+  return false;
+}
+
+// Whether fused_c writes one flat loop: kind "elementwise" (a matmul prologue or a
+// reduction is not) whose broadcasts index without division.
+bool fused_flat(const Node& n) {
+  if (n.attrs.str("kind") != "elementwise") return false;
+  const Graph& body = *n.regions[0];
+  std::vector<Type> in;
+  for (NodeId param : body.inputs()) in.push_back(body.node(param).type);
+  const BodyPlan p = fused::analyze(n, in);
+  if (p.reduce != kNoNode || p.matmul != kNoNode) return false;
+  std::vector<std::string> name(body.size());
+  for (std::size_t k = 0; k < body.inputs().size(); ++k) name[body.inputs()[k]] = "in" + std::to_string(k);
+  return !loops_by_rows(body, p, fused::c_body(body, p, name, "i"), n.type.numel());
+}
+
 // C99: the matmul prologue (the matmul op's own emission, into the result buffer), then
 // ONE loop over the loop shape computing the body's elementwise chain into temporaries
 // with each op's registry expression; broadcasts read their source through an index map.
@@ -481,12 +505,8 @@ void fused_c(const CLoopArgs& a) {
   }
   if (count == 0) return;
   fused::CBody c = fused::c_body(body, p, name, "i");
-  // Rows when a broadcast's flat index divides (a bias over [B, T, C]: `i % C` is a gather).
   const std::int64_t row = p.loop.shape.empty() ? 0 : p.loop.shape.back();
-  bool divides = false;
-  for (NodeId id = 0; id < body.size(); ++id)
-    divides = divides || (p.role[id] == BodyRole::broadcast && c.value[id].find_first_of("/%") != std::string::npos);
-  const bool rows = divides && row >= 16 && count > row;
+  const bool rows = loops_by_rows(body, p, c, count);
   if (rows) {
     c = fused::c_body(body, p, name, "i", row);
     c_for(a.w, "io", count / row, count * std::max<std::int64_t>(c.ops, 1), false);
@@ -527,8 +547,7 @@ void register_fused_ops() {
   d.emit_c.reads_view_at = fused_reads_view_at;
   d.kernel_reads_view = fused_reads_view;
   d.emit_c.scratch = fused_scratch;
-  // Kind "elementwise": one flat loop (fused_c); a matmul prologue or a reduction is not.
-  d.emit_c.flat = [](const Node& n) { return n.attrs.str("kind") == "elementwise"; };
+  d.emit_c.flat = fused_flat;
   d.not_differentiable = "fusion runs after grad: differentiate the unfused graph";
   d.test.grad_order = 0;
   d.test.cases = {

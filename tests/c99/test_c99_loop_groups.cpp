@@ -69,3 +69,39 @@ TEST(C99LoopGroups, AdamUpdatesRunAsOneChunkedLoop) {
 
 }  // namespace
 }  // namespace mg
+
+namespace mg {
+namespace {
+
+// A fused node reading a bias broadcast along rows loops over rows (io, ii), not flat: it
+// must stay out of a group. Inside one it ran whole in every chunk (the miniGPT step, 7x).
+TEST(C99LoopGroups, ARowLoopStaysOutOfGroups) {
+  ir::Graph g;
+  const Type t{f32, {64, 128}};
+  ir::Value x = g.add_input("x", t), y = g.add_input("y", t), bs = g.add_input("b", Type{f32, {4, 128}});
+  ir::Value b = ir::reduce("reduce_sum", bs, {0}, false);  // in the arena: a group may read it whole
+  ir::Value a = ir::mul(ir::add(x, y), x);                           // flat
+  ir::Value r = ir::mul(ir::add(a, ir::broadcast_to(b, t.shape)), y);  // rows: the bias divides
+  ir::Value z = ir::sub(ir::unary("exp", r), r);                      // flat again
+  g.outputs = {a.id, r.id, z.id};
+  auto f = passes::fuse_elementwise(g);
+  rt::Bindings in{{"x", randn(t, 1)}, {"y", randn(t, 2)}, {"b", randn(Type{f32, {4, 128}}, 3)}};
+  rt::c99::Options o;
+  o.standalone = false;
+  const std::string src = rt::c99::emit_module(*f, f->outputs, {}, o).source;
+  ASSERT_NE(src.find("const int64_t i = io * 128 + ii;"), std::string::npos) << src;
+  // No row loop between a group's header and its end.
+  for (std::size_t at = src.find("one loop over chunks"); at != std::string::npos;
+       at = src.find("one loop over chunks", at + 1)) {
+    const std::size_t end = src.find("\n  /* ", at + 1);
+    EXPECT_EQ(src.substr(at, end - at).find("io * 128"), std::string::npos) << src;
+  }
+  const auto want = rt::compile(*f, f->outputs).run(in);
+  const auto got = rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(in);
+  for (std::size_t k = 0; k < want.size(); ++k)
+    for (std::int64_t i = 0; i < want[k].numel(); ++i)
+      ASSERT_NEAR(got[k].at(i), want[k].at(i), 16 * FLT_EPSILON * std::max(1.0, std::abs(want[k].at(i))));
+}
+
+}  // namespace
+}  // namespace mg
