@@ -208,8 +208,10 @@ int main(int argc, char** argv) try {
   examples::Progress bar("train", *total, B * T);
   while (budget > 0 ? elapsed() < budget : step.steps_done() < *total) {
     const std::int64_t done = step.steps_done();
-    if (budget > 0 && done >= 10)
+    if (budget > 0 && done >= 10) {
       *total = std::max<std::int64_t>(done + 1, static_cast<std::int64_t>(static_cast<double>(done) * budget / elapsed()));
+      bar.set_total(*total);
+    }
     examples::sample_batch(text.train, B, T, rng, X, Y);
     last = step.run({{"x", X}, {"y", Y}});
     bar.tick(last / kLn2);

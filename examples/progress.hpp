@@ -1,5 +1,6 @@
 // Small helpers shared by the examples: --name value flags and a progress bar.
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,8 @@ class Progress {
     loss_ = loss;
     if (tty_ || done_ % std::max(1LL, total_ / 10) == 0 || done_ == total_) draw();
   }
+  // A run with a time budget re-estimates its step count as it goes.
+  void set_total(long long total) { total_ = total; }
   void done() {
     if (tty_) std::printf("\n");
     std::fflush(stdout);
@@ -52,7 +55,8 @@ class Progress {
  private:
   void draw() {
     const int width = 30;
-    int filled = static_cast<int>(width * done_ / std::max(1LL, total_));
+    // Clamped: a time-budgeted run can pass the estimate it started with.
+    const int filled = static_cast<int>(std::clamp<long long>(width * done_ / std::max(1LL, total_), 0, width));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::printf("%c%s [%s%s] %lld/%lld loss %.4f %.0f samples/s", tty_ ? '\r' : ' ', title_.c_str(),
                 std::string(static_cast<std::size_t>(filled), '=').c_str(),
