@@ -172,8 +172,8 @@ int main(int argc, char** argv) {
         for (auto& s : r.stats) {
           total += s.ms;
           cpu += s.cpu_ms;
-          char buf[64];
-          std::snprintf(buf, sizeof buf, " %s %.1f", s.name.c_str(), s.cpu_ms);
+          char buf[96];
+          std::snprintf(buf, sizeof buf, " %s %.1f (%zu->%zu)", s.name.c_str(), s.cpu_ms, s.nodes_before, s.nodes_after);
           line += buf;
         }
         if (rep == 0 || total < best) best = total, after = r.graph->size();
