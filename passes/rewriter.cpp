@@ -40,58 +40,48 @@ Value GraphRewriter::copy(const Node& old, std::span<const Value> inputs) {
 
 std::unique_ptr<Graph> GraphRewriter::run(const Graph& g) {
   auto out = std::make_unique<Graph>();
-  // Regions recurse into run(): keep the enclosing walk's graphs; its frame stays below.
+  // Regions recurse into run(): keep the enclosing walk's state.
   const Graph* saved_src = src_;
   Graph* saved_dst = dst_;
+  std::vector<NodeId> saved_memo = std::move(memo_);
   src_ = &g;
   dst_ = out.get();
-  if (frames_.size() == static_cast<std::size_t>(depth_)) frames_.push_back(std::make_unique<Frame>());
-  ++depth_;
-  Frame& f = frame();
-  f.memo.assign(g.size(), ir::kNoNode);
-  std::vector<bool>& live = f.live;
-  live.clear();
-  if (depth_ == 1 && !keep_.empty()) {
-    live = keep_;
-  } else if (only_live_) {
-    // g.reachable_from(g.outputs), into the reused bits.
-    live.assign(g.size(), false);
-    for (NodeId r : g.outputs) live.at(r) = true;
-    for (std::size_t i = g.size(); i-- > 0;)
-      if (live[i])
-        for (NodeId in : g.node(static_cast<NodeId>(i)).inputs) live[in] = true;
-  }
+  memo_.assign(g.size(), ir::kNoNode);
+  std::vector<bool> live;
+  if (depth_ == 0 && !keep_.empty()) live = keep_;
+  else if (only_live_) live = g.reachable_from(g.outputs);
   // Inputs are always kept; marking them here lets the walk skip a dead node by its bit
   // alone, without reading the node (most of a big graph can be dead: memory traffic).
   if (!live.empty())
     for (NodeId in : g.inputs()) live[in] = true;
+  ++depth_;
+  std::vector<Value> ins;
   for (NodeId id = 0; id < g.size(); ++id) {
     if (!live.empty() && !live[id]) continue;
     const Node& n = g.node(id);
     if (n.kind == ir::NodeKind::input) {
-      f.memo[id] = out->add_input(n.name, n.type, n.loc).id;
-      out->mutable_node(f.memo[id]).role = n.role;
+      memo_[id] = out->add_input(n.name, n.type, n.loc).id;
+      out->mutable_node(memo_[id]).role = n.role;
       continue;
     }
-    std::vector<Value>& ins = f.ins;
     ins.clear();
-    for (NodeId in : n.inputs) ins.push_back(f.memo[in] == ir::kNoNode ? Value{} : Value{out.get(), f.memo[in]});
+    for (NodeId in : n.inputs) ins.push_back(memo_[in] == ir::kNoNode ? Value{} : Value{out.get(), memo_[in]});
     Value r;
     if (fn_) r = fn_(*this, n, ins);
     if (!r.valid()) {
-      r = copy(n, f.ins);  // (f.ins, not a copy: copy() recurses into deeper frames only)
+      r = copy(n, ins);
     } else {
       MG_ASSERT(r.graph == out.get() && r.type() == n.type,
                 "rewriter: replacement of " + n.op_name() + " has another graph or type");
     }
-    f.memo[id] = r.id;
+    memo_[id] = r.id;
   }
-  out->outputs.reserve(g.outputs.size());
-  for (NodeId o : g.outputs) out->outputs.push_back(f.memo.at(o));
+  for (NodeId o : g.outputs) out->outputs.push_back(memo_.at(o));
   out->output_names = g.output_names;
   --depth_;
   src_ = saved_src;
   dst_ = saved_dst;
+  memo_ = std::move(saved_memo);
   return out;
 }
 

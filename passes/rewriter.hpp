@@ -42,24 +42,14 @@ class GraphRewriter {
   // Whether the walk is at the top-level graph (not inside a region body).
   bool at_top() const { return depth_ == 1; }
   // The new value of an old node already visited.
-  ir::Value mapped(ir::NodeId old) const { return {dst_, frame().memo.at(old)}; }
+  ir::Value mapped(ir::NodeId old) const { return {dst_, memo_.at(old)}; }
 
  private:
-  // The walk's state for one graph: the top level or a region body being copied. Kept
-  // per depth and reused, so copying a graph with many small region bodies (fused nodes)
-  // allocates no scratch per body.
-  struct Frame {
-    std::vector<ir::NodeId> memo;  // old id -> id in dst_ (kNoNode: not copied); 4 bytes a node
-    std::vector<bool> live;        // empty: every node
-    std::vector<ir::Value> ins;    // one node's rewritten operands
-  };
-  Frame& frame() const { return *frames_[static_cast<std::size_t>(depth_ - 1)]; }
-
   RewriteFn fn_;
   bool only_live_;
   const ir::Graph* src_ = nullptr;
   ir::Graph* dst_ = nullptr;
-  std::vector<std::unique_ptr<Frame>> frames_;  // [depth - 1]; pointers: a deeper frame may be added mid-walk
+  std::vector<ir::NodeId> memo_;  // old id -> id in dst_ (kNoNode: not copied); 4 bytes a node
   std::vector<bool> keep_;
   int depth_ = 0;
 };
