@@ -26,9 +26,16 @@ void Graph::set_owner(const std::shared_ptr<Graph>& self) {
   owner_ = self;
 }
 
+namespace {
+// Inputs looked up by scanning below this count: most graphs with inputs are region bodies
+// (a fused node's has two or three), and a hash map made each of them allocate a bucket
+// array and a node per input. The map is built when the count reaches it.
+constexpr std::size_t kScanInputs = 8;
+}  // namespace
+
 Value Graph::add_input(std::string name, Type type, SourceLoc loc) {
   if (name.empty()) throw UserError("graph input needs a non-empty name", loc);
-  if (input_by_name_.count(name))
+  if (input(name).valid())
     throw UserError("duplicate graph input name '" + name + "'", loc);
   try {
     check_type_sane(type);
@@ -42,7 +49,11 @@ Value Graph::add_input(std::string name, Type type, SourceLoc loc) {
   n.loc = loc;
   Value v = append(std::move(n));
   inputs_.push_back(v.id);
-  input_by_name_[name] = v.id;
+  if (inputs_.size() == kScanInputs) {
+    for (NodeId in : inputs_) input_by_name_.emplace(nodes_[in].name, in);
+  } else if (inputs_.size() > kScanInputs) {
+    input_by_name_.emplace(std::move(name), v.id);
+  }
   return v;
 }
 
@@ -83,6 +94,11 @@ Value Graph::push(Node&& node, NodeId* operands, std::size_t count) {
 }
 
 Value Graph::input(std::string_view name) {
+  if (inputs_.size() < kScanInputs) {
+    for (NodeId in : inputs_)
+      if (nodes_[in].name == name) return {this, in};
+    return {};
+  }
   auto it = input_by_name_.find(std::string(name));
   return it == input_by_name_.end() ? Value{} : Value{this, it->second};
 }

@@ -116,5 +116,37 @@ TEST(GraphStorage, RetainLiveRenumbersOperandLists) {
   EXPECT_EQ(std::vector<NodeId>(d.node().inputs.begin(), d.node().inputs.end()), (std::vector<NodeId>{3, 0}));
 }
 
+// Inputs are found by a scan while a graph has few (region bodies) and by a map from the
+// eighth on: both ways find every input, reject a duplicate, and follow renumbering.
+TEST(GraphStorage, InputsAreFoundByNameBelowAndAboveTheScanLimit) {
+  for (int count : {1, 7, 8, 9, 20}) {
+    Graph g;
+    std::vector<NodeId> ids;
+    Value first;
+    for (int i = 0; i < count; ++i) {
+      Value in = g.add_input("in" + std::to_string(i), Type{f64, {2}});
+      if (i == 0) first = in;
+      ids.push_back(in.id);
+      (void)exp(in);  // a dead node between inputs: retain_live renumbers the later ones
+    }
+    for (int i = 0; i < count; ++i) EXPECT_EQ(g.input("in" + std::to_string(i)).id, ids[static_cast<std::size_t>(i)]) << count;
+    EXPECT_FALSE(g.input("in" + std::to_string(count)).valid()) << count;
+    EXPECT_FALSE(g.input("in").valid()) << count;
+    EXPECT_THROW(g.add_input("in" + std::to_string(count - 1), Type{f64, {2}}), UserError) << count;
+    g.outputs = {neg(first).id};
+    g.retain_live();
+    for (int i = 0; i < count; ++i) {
+      const Value v = g.input("in" + std::to_string(i));
+      ASSERT_TRUE(v.valid()) << count << " " << i;
+      EXPECT_EQ(v.node().name, "in" + std::to_string(i)) << count;
+      EXPECT_EQ(v.id, g.inputs()[static_cast<std::size_t>(i)]) << count;
+    }
+    // Growing past the limit after renumbering still finds every input.
+    Value late = g.add_input("late", Type{f64, {2}});
+    EXPECT_EQ(g.input("late").id, late.id);
+    EXPECT_EQ(g.input("in0").id, g.inputs()[0]);
+  }
+}
+
 }  // namespace
 }  // namespace mg::ir
