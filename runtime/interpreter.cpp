@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -45,6 +46,10 @@ struct Executable::Impl {
   // shape, and three per step were most of a batch-1 forward's time outside the GEMV.
   mutable std::vector<Array> run_vals;
   mutable std::vector<bool> kept;
+  // Per node, where a run reads its value: &run_vals[id], or the caller's input array, or
+  // the state value itself. Why: copying an Array allocates its shape; five input copies
+  // per run were a third of a batch-1 forward's overhead outside its GEMV.
+  mutable std::vector<const Array*> run_ptrs;
   mutable std::vector<const Array*> run_in_ptrs;
   mutable bool prepared = false;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
@@ -230,19 +235,27 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       }
     for (ir::NodeId id = 0; id < g.size(); ++id)
       if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal, kept[id] = true;
+    run_ptrs.resize(g.size());
+    for (ir::NodeId id = 0; id < g.size(); ++id) run_ptrs[id] = &vals[id];
     prepared = true;
   }
+  std::vector<const Array*>& ptrs = run_ptrs;
   struct Clear {  // however the run ends
     std::vector<Array>& vals;
     const std::vector<bool>& kept;
+    std::vector<const Array*>& ptrs;
+    const std::vector<ir::NodeId>& inputs;
     ~Clear() {
       for (std::size_t id = 0; id < vals.size(); ++id)
         if (!kept[id] && vals[id].valid()) vals[id] = Array();
+      for (ir::NodeId id : inputs) ptrs[id] = &vals[id];  // no caller's array stays referenced
     }
-  } clear{vals, kept};
-  for (std::size_t i = 0; i < state.size(); ++i) vals[state[i].input] = state_values[i];
+  } clear{vals, kept, ptrs, inputs};
+  for (std::size_t i = 0; i < state.size(); ++i) ptrs[state[i].input] = &state_values[i];
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (given[i]) vals[inputs[i]] = *given[i];
+    if (given[i]) ptrs[inputs[i]] = given[i];
+  if (check_numerics)  // the glass box reads operands from vals
+    for (ir::NodeId id : inputs) vals[id] = *ptrs[id];
 
   using Clock = std::chrono::steady_clock;
   const Clock::time_point run_start = prof ? Clock::now() : Clock::time_point{};
@@ -264,7 +277,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       vals[n.id] = reuse && reuse->sole_owner() && reuse->type() == n.type ? std::move(*reuse) : Array(n.type);
     }  // else: vals[n.id] is its slot's typed view already
     in_ptrs.clear();
-    for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[views.viewed[in] ? g.node(in).inputs[0] : in]);
+    for (ir::NodeId in : n.inputs) in_ptrs.push_back(ptrs[views.viewed[in] ? g.node(in).inputs[0] : in]);
     if (!n.regions.empty()) {
       // Counts each region's runs in this run of n: a NumericsError from a body names the
       // loop step (RegionStep).
@@ -284,7 +297,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region, views.in_views[n.id]};
     const Clock::time_point t0 = prof ? Clock::now() : Clock::time_point{};
     try {
-      if (alias != ir::kNoNode) vals[n.id] = vals[alias].reshaped(n.type.shape);  // no copy
+      if (alias != ir::kNoNode) vals[n.id] = ptrs[alias]->reshaped(n.type.shape);  // no copy
       else n.op->kernel(args);
       if (prof) {
         const Clock::time_point t1 = Clock::now();
@@ -305,15 +318,21 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
   }
 
   for (std::size_t i = 0; i < state.size(); ++i) {
-    const Array& v = vals[state[i].update];
+    // A copy first: the update may read the state input itself (ptrs points at it).
+    Array v = g.node(state[i].update).kind == ir::NodeKind::op ? *ptrs[state[i].update] : ptrs[state[i].update]->clone();
     spare[i] = std::move(state_values[i]);
-    state_values[i] = g.node(state[i].update).kind == ir::NodeKind::op ? v : v.clone();
+    state_values[i] = std::move(v);
   }
   std::vector<Array> result;
-  for (ir::NodeId o : outputs) {
-    const Array& v = vals[o];
-    // Inputs and constants are returned as copies so callers never alias our storage.
-    result.push_back(g.node(o).kind == ir::NodeKind::op ? v : v.clone());
+  result.reserve(outputs.size());
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    const ir::NodeId o = outputs[j];
+    // Inputs and constants are returned as copies so callers never alias our storage. An
+    // op's fresh value is moved out (Clear would drop it) unless a later output repeats it.
+    if (g.node(o).kind != ir::NodeKind::op) result.push_back(ptrs[o]->clone());
+    else if (!kept[o] && std::find(outputs.begin() + j + 1, outputs.end(), o) == outputs.end())
+      result.push_back(std::move(vals[o]));
+    else result.push_back(*ptrs[o]);
   }
   return result;
 }
