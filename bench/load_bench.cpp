@@ -274,5 +274,6 @@ int main(int argc, char** argv) {
     std::printf("    ratio: loaded / quiet (target <= 1.5); fixed-2: thread budget off (MG_LOAD_ADAPTIVE=0)\n");
   }
   if (only.find('2') != std::string::npos) batch1(iters * 50);
+  if (only == "i") std::printf("%g\n", forward_ms(Backend::interpreter, iters * 50));
   return 0;
 }

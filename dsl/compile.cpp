@@ -1,6 +1,8 @@
 // The DSL's Executable over the runtime's interpreter.
 #include "minigrad/dsl/compile.hpp"
 
+#include <array>
+
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/printer.hpp"
 #include "minigrad/runtime/interpreter.hpp"
@@ -39,7 +41,13 @@ std::vector<Array> Executable::run(std::span<const Feed> feeds) const {
     for (auto id : inputs) valid += (valid.empty() ? "" : ", ") + graph_->node(id).name;
     throw UserError("run: unknown input '" + name + "'; the graph's inputs are: " + valid);
   };
-  std::vector<const Array*> given(inputs.size(), nullptr);
+  // On the stack for the usual few inputs (a heap vector was one more allocation per run).
+  constexpr std::size_t kOnStack = 32;
+  std::array<const Array*, kOnStack> stack{};
+  std::vector<const Array*> heap;
+  if (inputs.size() > kOnStack) heap.assign(inputs.size(), nullptr);
+  const std::span<const Array*> given =
+      heap.empty() ? std::span<const Array*>(stack.data(), inputs.size()) : std::span<const Array*>(heap);
   for (auto& f : feeds) {
     const std::size_t i = position(f.name);
     if (given[i]) throw UserError("run: input '" + f.name + "' given twice");
@@ -49,9 +57,10 @@ std::vector<Array> Executable::run(std::span<const Feed> feeds) const {
     const std::size_t i = position(f.name);
     if (!given[i]) given[i] = &f.value;
   }
-  for (auto& [name, value] : live_) {
-    const std::size_t i = position(name);
-    if (!given[i]) given[i] = value.get();
+  for (std::size_t b = 0; b < live_.size(); ++b) {
+    // bind_live's position when it names an input (the usual case: no name compares per run)
+    const std::size_t i = live_pos_[b] < inputs.size() ? live_pos_[b] : position(live_[b].first);
+    if (!given[i]) given[i] = live_[b].second.get();
   }
   return impl_->run_by_position(given);
 }
@@ -71,6 +80,10 @@ void Executable::bind_live(std::string name, std::shared_ptr<const Array> value)
       v = std::move(value);
       return;
     }
+  const auto& inputs = graph_->inputs();
+  std::size_t pos = 0;  // inputs.size() when no input has the name: run() reports it
+  while (pos < inputs.size() && graph_->node(inputs[pos]).name != name) ++pos;
+  live_pos_.push_back(pos);
   live_.emplace_back(std::move(name), std::move(value));
 }
 

@@ -1,10 +1,10 @@
 // The interpreter: runs a planned graph by calling each node's registry kernel. Slot
-// buffers persist across runs (allocated once); returned outputs are fresh arrays.
+// buffers persist across runs (allocated once); returned outputs are arrays no other run
+// writes while the caller holds them (a run reuses an output buffer only once it is let go).
 #include "minigrad/runtime/interpreter.hpp"
 
 #include <omp.h>
 
-#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -50,6 +50,11 @@ struct Executable::Impl {
   // the state value itself. Why: copying an Array allocates its shape; five input copies
   // per run were a third of a batch-1 forward's overhead outside its GEMV.
   mutable std::vector<const Array*> run_ptrs;
+  mutable std::vector<ir::NodeId> cleared;  // what a run may leave in run_vals: steps not kept, inputs
+  // Per node: an output computed into a fresh buffer, which run_vals keeps after the run;
+  // the next run writes into it again when the caller has let go of it (sole_owner). Why:
+  // the buffer, its control block and its shape were three allocations per batch-1 forward.
+  mutable std::vector<bool> recycled;
   mutable std::vector<const Array*> run_in_ptrs;
   mutable bool prepared = false;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
@@ -237,20 +242,27 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal, kept[id] = true;
     run_ptrs.resize(g.size());
     for (ir::NodeId id = 0; id < g.size(); ++id) run_ptrs[id] = &vals[id];
+    recycled.assign(g.size(), false);
+    for (ir::NodeId o : outputs)
+      recycled[o] = g.node(o).kind == ir::NodeKind::op && !kept[o] && aliases[o] == ir::kNoNode &&
+                    plan.slot_of[o] == MemoryPlan::kNoSlot && state_of_update[o] < 0;
+    cleared.assign(inputs.begin(), inputs.end());
+    for (ir::NodeId id : plan.steps)
+      if (!kept[id] && !recycled[id]) cleared.push_back(id);
     prepared = true;
   }
   std::vector<const Array*>& ptrs = run_ptrs;
   struct Clear {  // however the run ends
     std::vector<Array>& vals;
-    const std::vector<bool>& kept;
+    const std::vector<ir::NodeId>& cleared;
     std::vector<const Array*>& ptrs;
     const std::vector<ir::NodeId>& inputs;
     ~Clear() {
-      for (std::size_t id = 0; id < vals.size(); ++id)
-        if (!kept[id] && vals[id].valid()) vals[id] = Array();
+      for (ir::NodeId id : cleared)
+        if (vals[id].valid()) vals[id] = Array();
       for (ir::NodeId id : inputs) ptrs[id] = &vals[id];  // no caller's array stays referenced
     }
-  } clear{vals, kept, ptrs, inputs};
+  } clear{vals, cleared, ptrs, inputs};
   for (std::size_t i = 0; i < state.size(); ++i) ptrs[state[i].input] = &state_values[i];
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (given[i]) ptrs[inputs[i]] = given[i];
@@ -274,7 +286,11 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     if (slot == MemoryPlan::kNoSlot && alias == ir::kNoNode) {
       const std::int32_t st = state_of_update[n.id];
       Array* reuse = st >= 0 ? &spare[static_cast<std::size_t>(st)] : nullptr;
-      vals[n.id] = reuse && reuse->sole_owner() && reuse->type() == n.type ? std::move(*reuse) : Array(n.type);
+      if (recycled[n.id]) {
+        if (!vals[n.id].sole_owner()) vals[n.id] = Array(n.type);  // else: last run's buffer, free again
+      } else {
+        vals[n.id] = reuse && reuse->sole_owner() && reuse->type() == n.type ? std::move(*reuse) : Array(n.type);
+      }
     }  // else: vals[n.id] is its slot's typed view already
     in_ptrs.clear();
     for (ir::NodeId in : n.inputs) in_ptrs.push_back(ptrs[views.viewed[in] ? g.node(in).inputs[0] : in]);
@@ -325,15 +341,8 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
   }
   std::vector<Array> result;
   result.reserve(outputs.size());
-  for (std::size_t j = 0; j < outputs.size(); ++j) {
-    const ir::NodeId o = outputs[j];
-    // Inputs and constants are returned as copies so callers never alias our storage. An
-    // op's fresh value is moved out (Clear would drop it) unless a later output repeats it.
-    if (g.node(o).kind != ir::NodeKind::op) result.push_back(ptrs[o]->clone());
-    else if (!kept[o] && std::find(outputs.begin() + j + 1, outputs.end(), o) == outputs.end())
-      result.push_back(std::move(vals[o]));
-    else result.push_back(*ptrs[o]);
-  }
+  for (ir::NodeId o : outputs)  // inputs and constants as copies: callers never alias our storage
+    result.push_back(g.node(o).kind == ir::NodeKind::op ? *ptrs[o] : ptrs[o]->clone());
   return result;
 }
 
