@@ -14,6 +14,7 @@
 #include "minigrad/ir/verifier.hpp"
 #include "minigrad/runtime/memory_plan.hpp"
 #include "minigrad/runtime/thread_budget.hpp"
+#include "minigrad/runtime/thread_choice.hpp"
 #include "minigrad/runtime/view_plan.hpp"
 #include "minigrad/runtime/c99/jit.hpp"
 #include "minigrad/runtime/glassbox/numerics.hpp"
@@ -61,6 +62,7 @@ struct Executable::Impl {
   std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
   bool check_numerics = false;  // Checks::numerics: scan every value (regions inherit it)
   std::unique_ptr<glassbox::Profile> prof;  // Checks::profile: per-node times
+  mutable ThreadChoice threads;  // under load: the budget's thread count or the full one, measured
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), roots(planned_outputs(outputs, state)),
@@ -100,7 +102,8 @@ namespace {
 
 // One run's OpenMP thread count: the caller's, lowered while other processes keep our
 // cores busy (thread_budget.hpp: each kernel's barrier would wait a time slice for a
-// thread that shares its core), restored after the run. Set per run, not per kernel, so
+// thread that shares its core) if this executable's runs measured faster so
+// (thread_choice.hpp), restored after the run. Set per run, not per kernel, so
 // OpenBLAS (its OpenMP build follows omp_get_max_threads at each call), loop bodies and
 // the C99 module's loops follow it too. The C99 GEMM alone (dynamic column chunks) would
 // not need it: its MLP step beside one busy process is 0.65 ms at 2 threads against 0.80
@@ -108,19 +111,28 @@ namespace {
 // heavy load: 477 ms at 2 threads, 61 ms at 1).
 class RunThreads {
  public:
-  RunThreads() : wanted_(omp_in_parallel() ? 1 : omp_get_max_threads()) {
-    const int n = thread_budget(wanted_);
-    if (n != wanted_) omp_set_num_threads(n), lowered_ = true;
+  using Clock = ThreadChoice::Clock;
+  explicit RunThreads(ThreadChoice& choice) : choice_(choice), wanted_(omp_in_parallel() ? 1 : omp_get_max_threads()) {
+    const int budget = thread_budget(wanted_);
+    if (budget >= wanted_) return;  // no load: no clock reads either
+    start_ = Clock::now();
+    n_ = choice_.pick(wanted_, budget, start_);
+    if (n_ != wanted_) omp_set_num_threads(n_);
   }
   ~RunThreads() {
-    if (lowered_) omp_set_num_threads(wanted_);
+    if (n_ == 0) return;
+    if (n_ != wanted_) omp_set_num_threads(wanted_);
+    const Clock::time_point end = Clock::now();
+    choice_.record(n_, std::chrono::duration<double, std::milli>(end - start_).count(), end);
   }
   RunThreads(const RunThreads&) = delete;
   RunThreads& operator=(const RunThreads&) = delete;
 
  private:
+  ThreadChoice& choice_;
   int wanted_;
-  bool lowered_ = false;
+  int n_ = 0;  // 0: no load, the caller's count untouched
+  Clock::time_point start_{};
 };
 
 void check_input(const ir::Node& n, const Array& given) {
@@ -352,14 +364,14 @@ Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
 std::vector<Array> Executable::run(const Bindings& inputs) const {
-  RunThreads threads;
+  RunThreads threads(impl_->threads);
   return impl_->run({}, &inputs);
 }
 std::vector<Array> Executable::run_by_position(std::span<const Array* const> by_position) const {
   if (by_position.size() != impl_->graph->inputs().size())
     throw UserError("run: " + std::to_string(by_position.size()) + " inputs given by position, the graph has " +
                     std::to_string(impl_->graph->inputs().size()));
-  RunThreads threads;
+  RunThreads threads(impl_->threads);
   return impl_->run(by_position);
 }
 void Executable::set_state(std::string_view name, Array value) {
