@@ -29,9 +29,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-#include <thread>
-#include <mutex>
-#include <condition_variable>
 
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
@@ -89,23 +86,10 @@ double settled_median_ms(F&& step, int warmup, int iters) {
   return bench::median_ms(step, 0, iters);
 }
 
-void throttle_hack() {
-  static std::mutex mu;
-  static std::condition_variable cv;
-  std::thread([] {
-#pragma omp parallel num_threads(2)
-    { }
-    std::unique_lock l(mu);
-    cv.wait(l, [] { return false; });
-  }).detach();
-  usleep(10000);
-}
-
 template <class Model>
 double our_step_ms(Shape x_shape, Backend b, bool adaptive, int warmup, int iters) {
   pin();
   set_threads(2);
-  if (std::getenv("LOAD2_THROTTLE")) throttle_hack();
   rt::set_load_adaptive(adaptive);
   nn::TrainOptions o;
   o.backend = b;
@@ -290,6 +274,5 @@ int main(int argc, char** argv) {
     std::printf("    ratio: loaded / quiet (target <= 1.5); fixed-2: thread budget off (MG_LOAD_ADAPTIVE=0)\n");
   }
   if (only.find('2') != std::string::npos) batch1(iters * 50);
-  if (only == "i") std::printf("%g\n", forward_ms(Backend::interpreter, iters * 50));
   return 0;
 }
