@@ -57,10 +57,9 @@ std::vector<Array> Executable::run(std::span<const Feed> feeds) const {
     const std::size_t i = position(f.name);
     if (!given[i]) given[i] = &f.value;
   }
-  for (std::size_t b = 0; b < live_.size(); ++b) {
-    // bind_live's position when it names an input (the usual case: no name compares per run)
-    const std::size_t i = live_pos_[b] < inputs.size() ? live_pos_[b] : position(live_[b].first);
-    if (!given[i]) given[i] = live_[b].second.get();
+  for (auto& [name, value] : live_) {
+    const std::size_t i = position(name);
+    if (!given[i]) given[i] = value.get();
   }
   return impl_->run_by_position(given);
 }
@@ -80,10 +79,6 @@ void Executable::bind_live(std::string name, std::shared_ptr<const Array> value)
       v = std::move(value);
       return;
     }
-  const auto& inputs = graph_->inputs();
-  std::size_t pos = 0;  // inputs.size() when no input has the name: run() reports it
-  while (pos < inputs.size() && graph_->node(inputs[pos]).name != name) ++pos;
-  live_pos_.push_back(pos);
   live_.emplace_back(std::move(name), std::move(value));
 }
 

@@ -86,7 +86,6 @@ class Executable {
   std::vector<Tensor> outputs_;
   std::vector<Feed> bound_;
   std::vector<std::pair<std::string, std::shared_ptr<const Array>>> live_;
-  std::vector<std::size_t> live_pos_;  // per live_ entry, its input's position (inputs().size(): none)
   std::unique_ptr<rt::Executable> impl_;
 };
 
