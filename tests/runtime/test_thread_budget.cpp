@@ -58,6 +58,11 @@ TEST(ThreadChoice, KeepsTheFasterCountUnderLoad) {
   const std::vector<int> slow = picks(c, 3 + 2 * k, now, worse);
   EXPECT_EQ(std::vector<int>(slow.begin(), slow.begin() + 3), std::vector<int>(3, 1));
   EXPECT_EQ(picks(c, 5, now, worse), std::vector<int>(5, 2));
+  // Ten times slower after one run each: decided at once.
+  now += ThreadChoice::kKeepMax;
+  auto heavy = [](int t) { return t == 2 ? 400.0 : 9.0; };
+  EXPECT_EQ(picks(c, 2, now, heavy), (std::vector<int>{1, 2}));
+  EXPECT_EQ(picks(c, 5, now, heavy), std::vector<int>(5, 1));
   // Another budget (more cores free): compared afresh.
   EXPECT_EQ(c.pick(4, 3, now), 3);
   EXPECT_EQ(c.pick(4, 3, now), 4);
