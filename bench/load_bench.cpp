@@ -8,8 +8,10 @@
 //   (2) batch-1 MLP 784-128-10 forward, 1 thread: a STREAM-like read of a buffer the size of
 //       the f32 weights gives the bandwidth of the cache level they live in; the bound is
 //       weight bytes / bandwidth; each executor's latency / bound (target <= 1.25).
-// Each measurement runs in a child process of its own (bench/child_process.hpp).
-//   load_bench [--iters N] [--only 12]
+// Each measurement runs in a child process of its own (bench/child_process.hpp); quiet and
+// loaded alternate --repeat times and each column is the median of the repeats (the load
+// from other jobs on a shared machine drifts; one pair of runs can land on either side).
+//   load_bench [--iters N] [--only 12] [--repeat R] [--workload mlp|cnn] [--executor NAME]
 #include <cblas.h>
 #include <omp.h>
 #include <sched.h>
@@ -17,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -101,15 +104,25 @@ struct Quiet_Loaded {
   double quiet, loaded;
 };
 
-// `measure` in a child process, quiet and then beside the competitor.
+int g_repeat = 3;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// `measure` in a child process, quiet and then beside the competitor, g_repeat times; the
+// median of each.
 template <class F>
 Quiet_Loaded quiet_and_loaded(F&& measure) {
-  Quiet_Loaded r{};
-  r.quiet = bench::in_child(measure);
-  const pid_t spin = start_competitor();
-  r.loaded = bench::in_child(measure);
-  stop_competitor(spin);
-  return r;
+  std::vector<double> quiet, loaded;
+  for (int i = 0; i < g_repeat; ++i) {
+    quiet.push_back(bench::in_child(measure));
+    const pid_t spin = start_competitor();
+    loaded.push_back(bench::in_child(measure));
+    stop_competitor(spin);
+  }
+  return {median(quiet), median(loaded)};
 }
 
 void print_row(const char* workload, const char* executor, Quiet_Loaded on, Quiet_Loaded off) {
@@ -121,14 +134,17 @@ void print_row(const char* workload, const char* executor, Quiet_Loaded on, Quie
   std::fflush(stdout);
 }
 
+std::string g_executor;  // empty: every executor
+
 template <class Model>
 void loaded_rows(const char* name, Shape x_shape, int iters, double (*torch_ms)(int, int, int)) {
   for (Backend b : {Backend::interpreter, Backend::c99}) {
+    if (!g_executor.empty() && g_executor != (b == Backend::c99 ? "c99" : "interpreter")) continue;
     const auto on = quiet_and_loaded([&] { return our_step_ms<Model>(x_shape, b, true, 20, iters); });
     const auto off = quiet_and_loaded([&] { return our_step_ms<Model>(x_shape, b, false, 20, iters); });
     print_row(name, b == Backend::c99 ? "c99" : "interpreter", on, off);
   }
-  if (torch_ms) {
+  if (torch_ms && (g_executor.empty() || g_executor == "libtorch")) {
     const auto t = quiet_and_loaded([&] {
       pin();
       return torch_ms(2, 50, iters);
@@ -187,10 +203,10 @@ void batch1(int iters) {
   });
   const double bound_ms = static_cast<double>(weight_bytes) / (bw * 1e9) * 1e3;
   std::printf("(2) MLP 784-128-10 forward, batch 1, 1 thread (median of %d)\n", iters);
-  std::printf("    f32 weights %zu bytes (%s L2 of %ld KiB): read bandwidth %.1f GB/s -> bound %.4f ms\n", weight_bytes,
-              static_cast<long>(weight_bytes) <= l2 ? "within" : "beyond", l2 / 1024, bw, bound_ms);
+  std::printf("    f32 weights %zu bytes (%s L2 of %ld KiB): read bandwidth %.1f GB/s -> bound %.3f us\n", weight_bytes,
+              static_cast<long>(weight_bytes) <= l2 ? "within" : "beyond", l2 / 1024, bw, bound_ms * 1e3);
   auto row = [&](const char* what, double ms) {
-    std::printf("    %-44s %8.4f ms   / bound %5.2f\n", what, ms, ms / bound_ms);
+    std::printf("    %-44s %8.3f us   / bound %5.2f\n", what, ms * 1e3, ms / bound_ms);
     std::fflush(stdout);
   };
   row("interpreter", bench::in_child([&] { return forward_ms(Backend::interpreter, iters); }));
@@ -207,12 +223,18 @@ void batch1(int iters) {
 
 int main(int argc, char** argv) {
   int iters = 200;
-  std::string only = "12";
+  std::string only = "12", workload;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--repeat")) g_repeat = std::max(1, std::stoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--workload")) workload = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--executor")) g_executor = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--only 12]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--iters N] [--only 12] [--repeat R] [--workload mlp|cnn] "
+                   "[--executor interpreter|c99|libtorch]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -233,16 +255,22 @@ int main(int argc, char** argv) {
   std::printf("CPUs %d,%d   OMP_WAIT_POLICY=%s   /proc/loadavg at start: %s\n", cpus[0], cpus[1], wait ? wait : "(unset)",
               loadavg.c_str());
   if (only.find('1') != std::string::npos) {
-    std::printf("(1) 2-thread training steps, median of %d, quiet vs one busy process on the same 2 CPUs\n", iters);
+    std::printf("(1) 2-thread training steps, median of %d steps, median of %d quiet/loaded pairs, quiet vs one busy "
+                "process on the same 2 CPUs\n",
+                iters, g_repeat);
     std::printf("%-18s %-12s %9s %10s %8s %12s %8s\n", "workload", "executor", "quiet ms", "loaded ms", "ratio",
                 "fixed-2 ms", "ratio");
 #if MG_BENCH_TORCH
-    loaded_rows<examples::FashionMlp>("MLP b128 Adam", {128, 784}, iters, bench::torch_mlp_step_ms);
-    loaded_rows<examples::FashionCnn>("CNN b64 Adam", {64, 1, 28, 28}, iters / 2, bench::torch_cnn_step_ms);
+    const auto torch_mlp = bench::torch_mlp_step_ms;
+    const auto torch_cnn = bench::torch_cnn_step_ms;
 #else
-    loaded_rows<examples::FashionMlp>("MLP b128 Adam", {128, 784}, iters, nullptr);
-    loaded_rows<examples::FashionCnn>("CNN b64 Adam", {64, 1, 28, 28}, iters / 2, nullptr);
+    double (*torch_mlp)(int, int, int) = nullptr;
+    double (*torch_cnn)(int, int, int) = nullptr;
 #endif
+    if (workload.empty() || workload == "mlp")
+      loaded_rows<examples::FashionMlp>("MLP b128 Adam", {128, 784}, iters, torch_mlp);
+    if (workload.empty() || workload == "cnn")
+      loaded_rows<examples::FashionCnn>("CNN b64 Adam", {64, 1, 28, 28}, iters / 2, torch_cnn);
     std::printf("    ratio: loaded / quiet (target <= 1.5); fixed-2: thread budget off (MG_LOAD_ADAPTIVE=0)\n");
   }
   if (only.find('2') != std::string::npos) batch1(iters * 50);

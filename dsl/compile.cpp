@@ -1,6 +1,8 @@
 // The DSL's Executable over the runtime's interpreter.
 #include "minigrad/dsl/compile.hpp"
 
+#include <array>
+
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/printer.hpp"
 #include "minigrad/runtime/interpreter.hpp"
@@ -39,7 +41,13 @@ std::vector<Array> Executable::run(std::span<const Feed> feeds) const {
     for (auto id : inputs) valid += (valid.empty() ? "" : ", ") + graph_->node(id).name;
     throw UserError("run: unknown input '" + name + "'; the graph's inputs are: " + valid);
   };
-  std::vector<const Array*> given(inputs.size(), nullptr);
+  // On the stack for the usual few inputs (a heap vector was one more allocation per run).
+  constexpr std::size_t kOnStack = 32;
+  std::array<const Array*, kOnStack> stack{};
+  std::vector<const Array*> heap;
+  if (inputs.size() > kOnStack) heap.assign(inputs.size(), nullptr);
+  const std::span<const Array*> given =
+      heap.empty() ? std::span<const Array*>(stack.data(), inputs.size()) : std::span<const Array*>(heap);
   for (auto& f : feeds) {
     const std::size_t i = position(f.name);
     if (given[i]) throw UserError("run: input '" + f.name + "' given twice");

@@ -1,5 +1,6 @@
 // The interpreter: runs a planned graph by calling each node's registry kernel. Slot
-// buffers persist across runs (allocated once); returned outputs are fresh arrays.
+// buffers persist across runs (allocated once); returned outputs are arrays no other run
+// writes while the caller holds them (a run reuses an output buffer only once it is let go).
 #include "minigrad/runtime/interpreter.hpp"
 
 #include <omp.h>
@@ -13,6 +14,7 @@
 #include "minigrad/ir/verifier.hpp"
 #include "minigrad/runtime/memory_plan.hpp"
 #include "minigrad/runtime/thread_budget.hpp"
+#include "minigrad/runtime/thread_choice.hpp"
 #include "minigrad/runtime/view_plan.hpp"
 #include "minigrad/runtime/c99/jit.hpp"
 #include "minigrad/runtime/glassbox/numerics.hpp"
@@ -45,12 +47,22 @@ struct Executable::Impl {
   // shape, and three per step were most of a batch-1 forward's time outside the GEMV.
   mutable std::vector<Array> run_vals;
   mutable std::vector<bool> kept;
+  // Per node, where a run reads its value: &run_vals[id], or the caller's input array, or
+  // the state value itself. Why: copying an Array allocates its shape; five input copies
+  // per run were a third of a batch-1 forward's overhead outside its GEMV.
+  mutable std::vector<const Array*> run_ptrs;
+  mutable std::vector<ir::NodeId> cleared;  // what a run may leave in run_vals: steps not kept, inputs
+  // Per node: an output computed into a fresh buffer, which run_vals keeps after the run;
+  // the next run writes into it again when the caller has let go of it (sole_owner). Why:
+  // the buffer, its control block and its shape were three allocations per batch-1 forward.
+  mutable std::vector<bool> recycled;
   mutable std::vector<const Array*> run_in_ptrs;
   mutable bool prepared = false;
   mutable std::unordered_map<const ir::Graph*, std::unique_ptr<Impl>> regions;
   std::unique_ptr<c99::NativeRunner> native;  // Backend::c99: the compiled module runs instead
   bool check_numerics = false;  // Checks::numerics: scan every value (regions inherit it)
   std::unique_ptr<glassbox::Profile> prof;  // Checks::profile: per-node times
+  mutable ThreadChoice threads;  // under load: the budget's thread count or the full one, measured
 
   Impl(const ir::Graph& g, std::vector<ir::NodeId> outs, std::vector<StateUpdate> st = {})
       : graph(&g), outputs(std::move(outs)), state(std::move(st)), roots(planned_outputs(outputs, state)),
@@ -90,7 +102,8 @@ namespace {
 
 // One run's OpenMP thread count: the caller's, lowered while other processes keep our
 // cores busy (thread_budget.hpp: each kernel's barrier would wait a time slice for a
-// thread that shares its core), restored after the run. Set per run, not per kernel, so
+// thread that shares its core) if this executable's runs measured faster so
+// (thread_choice.hpp), restored after the run. Set per run, not per kernel, so
 // OpenBLAS (its OpenMP build follows omp_get_max_threads at each call), loop bodies and
 // the C99 module's loops follow it too. The C99 GEMM alone (dynamic column chunks) would
 // not need it: its MLP step beside one busy process is 0.65 ms at 2 threads against 0.80
@@ -98,19 +111,28 @@ namespace {
 // heavy load: 477 ms at 2 threads, 61 ms at 1).
 class RunThreads {
  public:
-  RunThreads() : wanted_(omp_in_parallel() ? 1 : omp_get_max_threads()) {
-    const int n = thread_budget(wanted_);
-    if (n != wanted_) omp_set_num_threads(n), lowered_ = true;
+  using Clock = ThreadChoice::Clock;
+  explicit RunThreads(ThreadChoice& choice) : choice_(choice), wanted_(omp_in_parallel() ? 1 : omp_get_max_threads()) {
+    const int budget = thread_budget(wanted_);
+    if (budget >= wanted_) return;  // no load: no clock reads either
+    start_ = Clock::now();
+    n_ = choice_.pick(wanted_, budget, start_);
+    if (n_ != wanted_) omp_set_num_threads(n_);
   }
   ~RunThreads() {
-    if (lowered_) omp_set_num_threads(wanted_);
+    if (n_ == 0) return;
+    if (n_ != wanted_) omp_set_num_threads(wanted_);
+    const Clock::time_point end = Clock::now();
+    choice_.record(n_, std::chrono::duration<double, std::milli>(end - start_).count(), end);
   }
   RunThreads(const RunThreads&) = delete;
   RunThreads& operator=(const RunThreads&) = delete;
 
  private:
+  ThreadChoice& choice_;
   int wanted_;
-  bool lowered_ = false;
+  int n_ = 0;  // 0: no load, the caller's count untouched
+  Clock::time_point start_{};
 };
 
 void check_input(const ir::Node& n, const Array& given) {
@@ -230,19 +252,34 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
       }
     for (ir::NodeId id = 0; id < g.size(); ++id)
       if (live[id] && g.node(id).kind == ir::NodeKind::constant) vals[id] = *g.node(id).literal, kept[id] = true;
+    run_ptrs.resize(g.size());
+    for (ir::NodeId id = 0; id < g.size(); ++id) run_ptrs[id] = &vals[id];
+    recycled.assign(g.size(), false);
+    for (ir::NodeId o : outputs)
+      recycled[o] = g.node(o).kind == ir::NodeKind::op && !kept[o] && aliases[o] == ir::kNoNode &&
+                    plan.slot_of[o] == MemoryPlan::kNoSlot && state_of_update[o] < 0;
+    cleared.assign(inputs.begin(), inputs.end());
+    for (ir::NodeId id : plan.steps)
+      if (!kept[id] && !recycled[id]) cleared.push_back(id);
     prepared = true;
   }
+  std::vector<const Array*>& ptrs = run_ptrs;
   struct Clear {  // however the run ends
     std::vector<Array>& vals;
-    const std::vector<bool>& kept;
+    const std::vector<ir::NodeId>& cleared;
+    std::vector<const Array*>& ptrs;
+    const std::vector<ir::NodeId>& inputs;
     ~Clear() {
-      for (std::size_t id = 0; id < vals.size(); ++id)
-        if (!kept[id] && vals[id].valid()) vals[id] = Array();
+      for (ir::NodeId id : cleared)
+        if (vals[id].valid()) vals[id] = Array();
+      for (ir::NodeId id : inputs) ptrs[id] = &vals[id];  // no caller's array stays referenced
     }
-  } clear{vals, kept};
-  for (std::size_t i = 0; i < state.size(); ++i) vals[state[i].input] = state_values[i];
+  } clear{vals, cleared, ptrs, inputs};
+  for (std::size_t i = 0; i < state.size(); ++i) ptrs[state[i].input] = &state_values[i];
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (given[i]) vals[inputs[i]] = *given[i];
+    if (given[i]) ptrs[inputs[i]] = given[i];
+  if (check_numerics)  // the glass box reads operands from vals
+    for (ir::NodeId id : inputs) vals[id] = *ptrs[id];
 
   using Clock = std::chrono::steady_clock;
   const Clock::time_point run_start = prof ? Clock::now() : Clock::time_point{};
@@ -261,10 +298,14 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     if (slot == MemoryPlan::kNoSlot && alias == ir::kNoNode) {
       const std::int32_t st = state_of_update[n.id];
       Array* reuse = st >= 0 ? &spare[static_cast<std::size_t>(st)] : nullptr;
-      vals[n.id] = reuse && reuse->sole_owner() && reuse->type() == n.type ? std::move(*reuse) : Array(n.type);
+      if (recycled[n.id]) {
+        if (!vals[n.id].sole_owner()) vals[n.id] = Array(n.type);  // else: last run's buffer, free again
+      } else {
+        vals[n.id] = reuse && reuse->sole_owner() && reuse->type() == n.type ? std::move(*reuse) : Array(n.type);
+      }
     }  // else: vals[n.id] is its slot's typed view already
     in_ptrs.clear();
-    for (ir::NodeId in : n.inputs) in_ptrs.push_back(&vals[views.viewed[in] ? g.node(in).inputs[0] : in]);
+    for (ir::NodeId in : n.inputs) in_ptrs.push_back(ptrs[views.viewed[in] ? g.node(in).inputs[0] : in]);
     if (!n.regions.empty()) {
       // Counts each region's runs in this run of n: a NumericsError from a body names the
       // loop step (RegionStep).
@@ -284,7 +325,7 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
     ir::KernelArgs args{in_ptrs, n, vals[n.id], n.regions.empty() ? nullptr : &run_region, views.in_views[n.id]};
     const Clock::time_point t0 = prof ? Clock::now() : Clock::time_point{};
     try {
-      if (alias != ir::kNoNode) vals[n.id] = vals[alias].reshaped(n.type.shape);  // no copy
+      if (alias != ir::kNoNode) vals[n.id] = ptrs[alias]->reshaped(n.type.shape);  // no copy
       else n.op->kernel(args);
       if (prof) {
         const Clock::time_point t1 = Clock::now();
@@ -305,16 +346,15 @@ std::vector<Array> Executable::Impl::run(std::span<const Array* const> given) co
   }
 
   for (std::size_t i = 0; i < state.size(); ++i) {
-    const Array& v = vals[state[i].update];
+    // A copy first: the update may read the state input itself (ptrs points at it).
+    Array v = g.node(state[i].update).kind == ir::NodeKind::op ? *ptrs[state[i].update] : ptrs[state[i].update]->clone();
     spare[i] = std::move(state_values[i]);
-    state_values[i] = g.node(state[i].update).kind == ir::NodeKind::op ? v : v.clone();
+    state_values[i] = std::move(v);
   }
   std::vector<Array> result;
-  for (ir::NodeId o : outputs) {
-    const Array& v = vals[o];
-    // Inputs and constants are returned as copies so callers never alias our storage.
-    result.push_back(g.node(o).kind == ir::NodeKind::op ? v : v.clone());
-  }
+  result.reserve(outputs.size());
+  for (ir::NodeId o : outputs)  // inputs and constants as copies: callers never alias our storage
+    result.push_back(g.node(o).kind == ir::NodeKind::op ? *ptrs[o] : ptrs[o]->clone());
   return result;
 }
 
@@ -324,14 +364,14 @@ Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
 std::vector<Array> Executable::run(const Bindings& inputs) const {
-  RunThreads threads;
+  RunThreads threads(impl_->threads);
   return impl_->run({}, &inputs);
 }
 std::vector<Array> Executable::run_by_position(std::span<const Array* const> by_position) const {
   if (by_position.size() != impl_->graph->inputs().size())
     throw UserError("run: " + std::to_string(by_position.size()) + " inputs given by position, the graph has " +
                     std::to_string(impl_->graph->inputs().size()));
-  RunThreads threads;
+  RunThreads threads(impl_->threads);
   return impl_->run(by_position);
 }
 void Executable::set_state(std::string_view name, Array value) {

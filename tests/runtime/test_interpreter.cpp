@@ -56,6 +56,29 @@ TEST(Interpreter, RunsTwiceWithFreshOutputs) {
   EXPECT_NEAR(r2[0].at(2), 2 * std::exp(2.0), 1e-12);
 }
 
+// A run writes an output into last run's buffer only once the caller has let go of it.
+TEST(Interpreter, ReusesAnOutputBufferOnlyWhenReleased) {
+  ir::Graph g;
+  ir::Value x = g.add_input("x", Type{f32, {4}});
+  ir::Value y = ir::exp(x);
+  std::vector<ir::Value> outs{y, y};
+  Executable exe = compile(outs);
+  const Array zeros = Array::from<float>({4}, {0, 0, 0, 0}), ones = Array::from<float>({4}, {1, 1, 1, 1});
+  auto held = exe.run({{"x", zeros}});
+  const void* first = held[0].raw();
+  EXPECT_EQ(held[1].raw(), first);  // one node, one value
+  auto next = exe.run({{"x", ones}});
+  EXPECT_NE(next[0].raw(), first);  // held: a new buffer
+  EXPECT_FLOAT_EQ(held[0].at(0), 1.0f);
+  EXPECT_FLOAT_EQ(next[0].at(3), std::exp(1.0f));
+  const void* second = next[0].raw();
+  next.clear();  // let go
+  auto again = exe.run({{"x", zeros}});
+  EXPECT_EQ(again[0].raw(), second);  // reused
+  EXPECT_FLOAT_EQ(again[1].at(2), 1.0f);
+  EXPECT_FLOAT_EQ(held[0].at(3), 1.0f);
+}
+
 TEST(Interpreter, ValidatesInputs) {
   ir::Graph g;
   ir::Value x = g.add_input("x", Type{f64, {3}});

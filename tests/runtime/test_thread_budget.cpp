@@ -5,13 +5,68 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "minigrad/minigrad.hpp"
 #include "minigrad/runtime/thread_budget.hpp"
+#include "minigrad/runtime/thread_choice.hpp"
 
 namespace mg::rt {
 namespace {
+
+// Runs `n` picks under load (budget 1 of 2 wanted), each timed `ms(threads)`; the counts picked.
+template <class Ms>
+std::vector<int> picks(ThreadChoice& c, int n, ThreadChoice::Clock::time_point& now, Ms ms) {
+  std::vector<int> got;
+  for (int i = 0; i < n; ++i) {
+    const int t = c.pick(2, 1, now);
+    now += std::chrono::milliseconds(1);
+    c.record(t, ms(t), now);
+    got.push_back(t);
+  }
+  return got;
+}
+
+TEST(ThreadChoice, KeepsTheFasterCountUnderLoad) {
+  using std::chrono::seconds;
+  auto now = ThreadChoice::Clock::time_point{} + seconds(100);
+  ThreadChoice c;
+  EXPECT_EQ(c.pick(2, 2, now), 2);  // no load: what is wanted, nothing measured
+  EXPECT_EQ(c.pick(1, 1, now), 1);
+  const int k = ThreadChoice::kSamples;
+  // Long kernels (the CNN): 2 threads beside a busy process beat 1.
+  auto cnn = [](int t) { return t == 2 ? 3.0 : 5.0; };
+  const std::vector<int> first = picks(c, 2 * k, now, cnn);
+  EXPECT_EQ(std::count(first.begin(), first.end(), 1), k);  // both measured, alternately
+  EXPECT_EQ(first[0], 1);
+  EXPECT_EQ(first[1], 2);
+  EXPECT_EQ(picks(c, 10, now, cnn), std::vector<int>(10, 2));
+  // After kKeep it measures again; the same count wins: it holds twice as long.
+  now += ThreadChoice::kKeep;
+  EXPECT_EQ(picks(c, 2 * k + 1, now, cnn).back(), 2);
+  now += ThreadChoice::kKeep;
+  EXPECT_EQ(picks(c, 5, now, cnn), std::vector<int>(5, 2));
+  now += ThreadChoice::kKeep;
+  // Now 1 thread is much faster (the MLP's many short kernels): two runs each decide.
+  auto mlp = [](int t) { return t == 2 ? 4.0 : 0.7; };
+  EXPECT_EQ(picks(c, 4, now, mlp), (std::vector<int>{1, 2, 1, 2}));
+  EXPECT_EQ(picks(c, 10, now, mlp), std::vector<int>(10, 1));
+  // The choice running over twice its measured time three runs in a row: measure again.
+  auto worse = [](int t) { return t == 1 ? 3.0 : 2.0; };
+  const std::vector<int> slow = picks(c, 3 + 2 * k, now, worse);
+  EXPECT_EQ(std::vector<int>(slow.begin(), slow.begin() + 3), std::vector<int>(3, 1));
+  EXPECT_EQ(picks(c, 5, now, worse), std::vector<int>(5, 2));
+  // Ten times slower after one run each: decided at once.
+  now += ThreadChoice::kKeepMax;
+  auto heavy = [](int t) { return t == 2 ? 400.0 : 9.0; };
+  EXPECT_EQ(picks(c, 2, now, heavy), (std::vector<int>{1, 2}));
+  EXPECT_EQ(picks(c, 5, now, heavy), std::vector<int>(5, 1));
+  // Another budget (more cores free): compared afresh.
+  EXPECT_EQ(c.pick(4, 3, now), 3);
+  EXPECT_EQ(c.pick(4, 3, now), 4);
+}
 
 TEST(ThreadBudget, DropsACoreOthersKeepBusy) {
   EXPECT_EQ(budget_from(2, 2, 0.0), 2);

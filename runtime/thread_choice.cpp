@@ -1,0 +1,68 @@
+// The measured choice between the thread budget's count and the full count under load
+// (thread_choice.hpp). Candidates alternate run by run while exploring, so a drift in the
+// load hits both alike.
+#include "minigrad/runtime/thread_choice.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace mg::rt {
+
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
+void ThreadChoice::explore() {
+  exploring_ = true, next_ = 0, slow_runs_ = 0;
+  times_[0].clear(), times_[1].clear();
+}
+
+int ThreadChoice::pick(int wanted, int budget, Clock::time_point now) {
+  if (budget >= wanted) return wanted;
+  std::lock_guard lock(mu_);
+  if (low_ != budget || high_ != wanted) {
+    low_ = budget, high_ = wanted, chosen_ = 0;
+    explore();
+  } else if (!exploring_ && (now >= until_ || slow_runs_ >= 3)) {
+    explore();
+  }
+  if (!exploring_) return chosen_;
+  const int candidate = next_;
+  next_ ^= 1;
+  return candidate == 0 ? low_ : high_;
+}
+
+void ThreadChoice::record(int threads, double ms, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!exploring_) {
+    if (threads == chosen_) slow_runs_ = ms > 2 * chosen_ms_ ? slow_runs_ + 1 : 0;
+    return;
+  }
+  if (threads != low_ && threads != high_) return;
+  times_[threads == low_ ? 0 : 1].push_back(ms);
+  const std::size_t runs = std::min(times_[0].size(), times_[1].size());
+  if (runs < 1) return;
+  const double low_ms = median(times_[0]), high_ms = median(times_[1]);
+  const double ratio = std::max(low_ms, high_ms) / std::min(low_ms, high_ms);
+  // Clear differences end the comparison early: the loser's runs are its cost (under
+  // heavy load a 2-thread CNN step took 300-500 ms against 3-30 at 1 thread).
+  if (runs < static_cast<std::size_t>(kSamples) && !(ratio > 10 || (runs >= 2 && ratio > 3))) return;
+  const int was = chosen_;
+  chosen_ = high_ms < low_ms ? high_ : low_;
+  chosen_ms_ = std::min(low_ms, high_ms);
+  exploring_ = false;
+  keep_ = chosen_ == was ? std::min<Clock::duration>(2 * keep_, kKeepMax) : Clock::duration(kKeep);
+  until_ = now + keep_;
+  static const bool log = std::getenv("MG_THREAD_CHOICE_LOG") != nullptr;  // bench/load_bench: what was chosen
+  if (log)
+    std::fprintf(stderr, "thread choice: %d threads (median %.3f ms of %zu runs) vs %d (%.3f ms of %zu), kept %.0f s\n",
+                 chosen_, chosen_ms_, times_[chosen_ == low_ ? 0 : 1].size(), chosen_ == low_ ? high_ : low_,
+                 std::max(low_ms, high_ms), times_[chosen_ == low_ ? 1 : 0].size(),
+                 std::chrono::duration<double>(keep_).count());
+}
+
+}  // namespace mg::rt
