@@ -4,19 +4,28 @@
 //   (b) the CNN of example 05, batch 64, Adam
 // at 1 and 2 threads for both. Prints median ms per step and the ratio ours/libtorch
 // (below 1: we are faster); each measurement runs in a child process of its own.
-//   train_step_bench [--iters N] [--warmup N]
+//   train_step_bench [--iters N] [--warmup N] [--only mlp|cnn] [--threads 1|2] [--no-peer] [--profile [rows]]
+// --only/--threads/--no-peer narrow the run (e.g. for `perf record` of our side alone).
+// --profile: our interpreter's telemetry (per op and per node) of the 1-thread steps
+// after their timed runs (the timings then include the telemetry's clock reads).
 #include <cblas.h>
 #include <omp.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 
 #include <minigrad/minigrad.hpp>
 #include <minigrad/nn.hpp>
+#include <minigrad/ir/printer.hpp>
+#include <minigrad/runtime/glassbox/telemetry.hpp>
 
 #include "bench/child_process.hpp"
 #include "bench/timing.hpp"
@@ -30,6 +39,9 @@ namespace {
 
 using mg::bench::in_child;
 
+bool g_profile = false;
+std::size_t g_profile_rows = 30;
+
 using Mlp = mg::examples::FashionMlp;
 using Cnn = mg::examples::FashionCnn;
 
@@ -41,10 +53,19 @@ void set_threads(int n) {
 template <class Model>
 double our_step_ms(mg::Shape x_shape, int threads, int warmup, int iters) {
   set_threads(threads);
-  mg::bench::TrainStepWorkload<Model> w(x_shape);
+  const bool profile = g_profile && threads == 1;
+  mg::bench::TrainStepWorkload<Model> w(x_shape, {.profile = profile});
   double sink = 0;
   const double ms = mg::bench::median_ms([&] { sink += w.run(); }, warmup, iters);
   if (!std::isfinite(sink)) throw std::runtime_error("our benchmark diverged");
+  if (profile) {
+    namespace gb = mg::rt::glassbox;
+    if (const char* dir = std::getenv("MG_BENCH_IR_DIR"))  // the IR the times refer to, by node id
+      std::ofstream(std::string(dir) + "/step-" + std::to_string(x_shape.size()) + "d.ir")
+          << mg::ir::to_text(w.step->executable().graph());
+    std::cout << gb::telemetry_table(w.step->executable(), false, 25)
+              << gb::telemetry_table(w.step->executable(), true, g_profile_rows) << std::flush;
+  }
   return ms;
 }
 
@@ -60,12 +81,25 @@ double our_cnn(int t, int w, int i) { return our_step_ms<Cnn>({64, 1, 28, 28}, t
 }  // namespace
 
 int main(int argc, char** argv) {
-  int iters = 200, warmup = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
+  int iters = 200, warmup = 20, only_threads = 0;
+  std::string only;  // "mlp", "cnn" or both
+  bool peer = true;
+  for (int i = 1; i < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--profile")) {
+      g_profile = true;
+      if (i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0]))) g_profile_rows = std::stoul(argv[i + 1]);
+      else --i;
+    } else if (!std::strcmp(argv[i], "--no-peer")) {
+      peer = false;
+      --i;
+    } else if (i + 1 < argc && !std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--threads")) only_threads = std::stoi(argv[i + 1]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--iters N] [--warmup N] [--only mlp|cnn] [--threads 1|2] [--no-peer] [--profile [rows]]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -80,9 +114,11 @@ int main(int argc, char** argv) {
   std::printf("median of %d steps after %d warm-up steps\n\n", iters, warmup);
   std::printf("%-40s %7s %12s %14s %16s\n", "workload", "threads", "ours ms", "libtorch ms", "ours/libtorch");
   for (const Workload& w : workloads) {
+    if (!only.empty() && std::string(w.name).find(only == "mlp" ? "MLP" : "CNN") != 0) continue;
     for (int threads : {1, 2}) {
+      if (only_threads && threads != only_threads) continue;
       const double ours = in_child([&] { return w.ours(threads, warmup, iters); });
-      if (w.torch) {
+      if (w.torch && peer) {
         const double ref = in_child([&] { return w.torch(threads, warmup, iters); });
         std::printf("%-40s %7d %12.3f %14.3f %16.2f\n", w.name, threads, ours, ref, ours / ref);
       } else {

@@ -134,6 +134,15 @@ using MomentFn = std::function<Moments(const MomentArgs&)>;
 
 using InferFn = std::function<Type(std::span<const Type> in, const Attrs& attrs)>;
 using KernelFn = std::function<void(const KernelArgs&)>;
+// One window of an elementwise op: `n` contiguous elements of `out` (out_dtype) from `n` of
+// each operand (in_dtype, the first operand's), as raw pointers (OpDef::span_kernel).
+struct SpanArgs {
+  DType out_dtype, in_dtype;
+  void* out;
+  std::span<const void* const> in;
+  std::int64_t n;
+};
+using SpanKernelFn = std::function<bool(const SpanArgs&)>;
 // Returns one cotangent per input; an invalid Value means "no gradient flows here"
 // (integer inputs, masks, indices).
 using VjpFn = std::function<std::vector<Value>(const VjpArgs&)>;
@@ -179,6 +188,11 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   InferFn infer;
   KernelFn kernel;
+  // Elementwise ops, optionally: `kernel` over one window of raw contiguous spans, with no
+  // Array, view or OpenMP region. Fused bodies call it per window (ir/ops/fused.cpp), where
+  // `kernel`'s per-call costs rivalled the arithmetic. Computes exactly what `kernel` does,
+  // element for element; returns false for dtypes it does not cover (then `kernel` runs).
+  SpanKernelFn span_kernel;
   VjpFn vjp;
   std::string not_differentiable;  // why vjp (and jvp) is empty, when it is
   JvpFn jvp;      // forward mode (passes/jvp.hpp); set wherever vjp is, unless no_jvp_rule says why

@@ -39,7 +39,7 @@ def main() -> int:
     end = next(i for i in range(start, len(src)) if src[i] == "}")
     out, labels = [], []
     for i, l in enumerate(src):
-        if start < i <= end and l.startswith("  /* %"):
+        if start < i <= end and (l.startswith("  /* %") or l.startswith("  /* steps")):  # a loop group is one step
             out.append(f"  mg_prof_tick({len(labels)});")
             labels.append(l[5:].split("  ")[0][:90].replace("\\", "").replace('"', ""))
         if start < i < end and l == "  return 0;" and src[i + 1] == "}":

@@ -15,14 +15,14 @@ using kernels::same_dtype;
 template <class E>
 using elem_t = typename std::decay_t<E>::value_type;
 
-OpDef& def_binary(const char* name, const char* doc, Dtypes dtypes, KernelFn kernel, VjpFn vjp,
+OpDef& def_binary(const char* name, const char* doc, Dtypes dtypes, kernels::Kernels kernel, VjpFn vjp,
                   Domain domain = Domain::any) {
   OpDef& d = define_op(name);
   d.doc = doc;
   d.arity = 2;
   d.traits.elementwise = true;
   d.infer = same_type(dtypes);
-  d.kernel = std::move(kernel);
+  std::move(kernel).install(d);
   d.vjp = std::move(vjp);
   d.smt = smt_uninterpreted(name);  // family default; exact ops override it
   d.test.domain = domain;
@@ -31,25 +31,30 @@ OpDef& def_binary(const char* name, const char* doc, Dtypes dtypes, KernelFn ker
   return d;
 }
 
-// Comparison and logic ops: bool results, no gradient.
+// Comparison and logic ops: bool results, no gradient. One loop for the kernel and for
+// fused windows (OpDef::span_kernel). Restrict pointers: a byte store may alias anything,
+// so through a captured reference the compiler reloaded `o` per element and did not
+// vectorise (the relu mask's `gt` ran 4x slower than an add).
+template <class T, class F>
+void compare_span(std::uint8_t* __restrict out, const T* __restrict a, const T* __restrict b, std::int64_t n, F& f) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
 template <class F>
 void compare_kernel(const KernelArgs& k, F f) {
   const std::int64_t n = k.out.numel();
   auto* o = k.out.data<std::uint8_t>();
   visit_dtype(k.in[0]->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    // Local restrict pointers, not a captured reference: a byte store may alias anything,
-    // so through a reference the compiler reloaded `o` per element and did not vectorise
-    // (the relu mask's `gt` ran 4x slower than an add).
-    const T* __restrict a = k.in[0]->data<T>();
-    const T* __restrict b = k.in[1]->data<T>();
-    std::uint8_t* __restrict out = o;
+    const T* a = k.in[0]->data<T>();
+    const T* b = k.in[1]->data<T>();
     if (n >= kernels::kParallelMin) {
-#pragma omp parallel for simd
-      for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+      constexpr std::int64_t kChunk = kernels::kChunk;
+#pragma omp parallel for
+      for (std::int64_t c = 0; c < n; c += kChunk) compare_span(o + c, a + c, b + c, std::min(kChunk, n - c), f);
     } else {  // no OpenMP call at all (fused nodes run this per tile)
-#pragma omp simd
-      for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+      compare_span(o, a, b, n, f);
     }
   });
 }
@@ -62,6 +67,13 @@ OpDef& def_predicate(const char* name, const char* doc, Dtypes dtypes, F f) {
   d.traits.elementwise = true;
   d.infer = same_type(dtypes, DType::boolean);
   d.kernel = [f](const KernelArgs& k) { compare_kernel(k, f); };
+  d.span_kernel = [f](const SpanArgs& s) mutable {
+    visit_dtype(s.in_dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      compare_span(static_cast<std::uint8_t*>(s.out), static_cast<const T*>(s.in[0]), static_cast<const T*>(s.in[1]), s.n, f);
+    });
+    return true;
+  };
   d.not_differentiable = "boolean output";
   d.test.grad_order = 0;
   d.test.cases = {{{Type{DType::f64, {3, 4}}, Type{DType::f64, {3, 4}}}, {}}};
@@ -97,7 +109,7 @@ SmtTerm smt_pick(SmtBuilder& b, SmtTerm x, SmtTerm y, SmtTerm pick_x) {
 
 void register_binary_ops() {
   def_binary("add", "a + b (i64 wraps modulo 2^64)", Dtypes::numeric,
-             kernels::same_dtype_wrapping<2>([](auto a, auto b) { return a + b; },
+             kernels::same_dtype_wrapping<2>(kernels::batchwise([](auto a, auto b) { return a + b; }),
                                              [](std::int64_t a, std::int64_t b) { return kernels::wrap(kernels::bits(a) + kernels::bits(b)); }),
              [](const VjpArgs& a) { return grads({a.cotangent, a.cotangent}); })
       .traits.commutative = true;
@@ -105,14 +117,14 @@ void register_binary_ops() {
   defined_op("add").smt = [](SmtBuilder& b, auto in, auto&) { return b.add(in[0], in[1]); };
 
   def_binary("sub", "a - b (i64 wraps modulo 2^64)", Dtypes::numeric,
-             kernels::same_dtype_wrapping<2>([](auto a, auto b) { return a - b; },
+             kernels::same_dtype_wrapping<2>(kernels::batchwise([](auto a, auto b) { return a - b; }),
                                              [](std::int64_t a, std::int64_t b) { return kernels::wrap(kernels::bits(a) - kernels::bits(b)); }),
              [](const VjpArgs& a) { return grads({a.cotangent, neg(a.cotangent)}); })
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.sub(in[0], in[1]); };
   defined_op("sub").emit_c = c_expr("{0} - {1}", "(int64_t)((uint64_t){0} - (uint64_t){1})");
 
   def_binary("mul", "a * b (i64 wraps modulo 2^64)", Dtypes::numeric,
-             kernels::same_dtype_wrapping<2>([](auto a, auto b) { return a * b; },
+             kernels::same_dtype_wrapping<2>(kernels::batchwise([](auto a, auto b) { return a * b; }),
                                              [](std::int64_t a, std::int64_t b) { return kernels::wrap(kernels::bits(a) * kernels::bits(b)); }),
              [](const VjpArgs& a) {
                return grads({mul(a.cotangent, a.in[1]), mul(a.cotangent, a.in[0])});
@@ -122,7 +134,7 @@ void register_binary_ops() {
   defined_op("mul").smt = [](SmtBuilder& b, auto in, auto&) { return b.mul(in[0], in[1]); };
 
   def_binary("div", "a / b (IEEE: x/0 = +-inf, 0/0 = nan)", Dtypes::floats,
-             same_dtype<2>([](auto a, auto b) { return a / b; }),
+             same_dtype<2>(kernels::batchwise([](auto a, auto b) { return a / b; })),
              [](const VjpArgs& a) {  // d/db a/b = -(a/b)/b
                Value gb = neg(div(mul(a.cotangent, a.out), a.in[1]));
                return grads({div(a.cotangent, a.in[1]), gb});

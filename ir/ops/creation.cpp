@@ -212,6 +212,24 @@ void cast_kernel(const KernelArgs& k) {
   });
 }
 
+// A window of a cast in a fused body: the kernel's conversion over raw spans.
+bool cast_span(const SpanArgs& a) {
+  if (a.in_dtype == a.out_dtype) {  // as cast_kernel: the bytes as they are
+    std::memcpy(a.out, a.in[0], static_cast<std::size_t>(a.n) * size_of(a.out_dtype));
+    return true;
+  }
+  visit_dtype(a.in_dtype, [&](auto src_tag) {
+    using S = typename decltype(src_tag)::type;
+    visit_dtype(a.out_dtype, [&](auto dst_tag) {
+      using D = typename decltype(dst_tag)::type;
+      const S* __restrict s = static_cast<const S*>(a.in[0]);
+      D* __restrict d = static_cast<D*>(a.out);
+      for (std::int64_t i = 0; i < a.n; ++i) d[i] = convert<D>(s[i]);
+    });
+  });
+  return true;
+}
+
 // ---- C99 emission ----------------------------------------------------------------------
 
 // mt19937_64 and splitmix64 in C: the same engine as std::mt19937_64 (fully specified by
@@ -516,6 +534,7 @@ void register_creation_ops() {
     return Type{attrs.dtype("dtype"), in[0].shape};
   };
   cast_op.kernel = cast_kernel;
+  cast_op.span_kernel = cast_span;
   defined_op("cast").emit_c = c_expr([](const CExprArgs& a) { return c_convert(a.dtype, a.in_dtypes[0], a.in[0]); });
   cast_op.vjp = [](const VjpArgs& a) {
     DType from = a.in[0].dtype();

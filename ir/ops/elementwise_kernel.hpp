@@ -5,8 +5,9 @@
 #pragma once
 #include <algorithm>
 #include <array>
-#include <type_traits>
+#include <utility>
 #include <cstdint>
+#include <type_traits>
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
@@ -43,6 +44,45 @@ void map_span(Out* out, const std::array<const In*, sizeof...(I)>& in, std::int6
 // whose exp/log/tanh/... differ from libm in the last bit: exp(x)[i] changed with the
 // length of x, and "exact" rewrites such as exp(broadcast(x)) = broadcast(exp(x)) failed.
 // Here the head and tail go through one padded, aligned SIMD batch each.
+// An elementwise function that also computes on SIMD batches as written (operators only:
+// a + b, a / b; xt:: functions take expressions, not batches): map_body then runs it batch
+// by batch with no xtensor expression around it, which is what xtensor's assignment does
+// per batch, minus its per-call setup (fused windows call kernels thousands of times).
+template <class F>
+struct Batchwise {
+  F f;
+  template <class... A>
+  auto operator()(A&&... a) const {
+    return f(std::forward<A>(a)...);
+  }
+};
+template <class F>
+Batchwise<F> batchwise(F f) {
+  return {std::move(f)};
+}
+template <class F>
+inline constexpr bool is_batchwise = false;
+template <class F>
+inline constexpr bool is_batchwise<Batchwise<F>> = true;
+
+// f over whole batches of [0, len) of the contiguous spans (len a multiple of the batch),
+// with no xtensor expression around it when f is Batchwise; else by map_span.
+template <class Out, class In, class F, std::size_t... I>
+void map_body(Out* out, const std::array<const In*, sizeof...(I)>& in, std::int64_t len, F& f,
+              std::index_sequence<I...> seq) {
+#if defined(XTENSOR_USE_XSIMD)
+  if constexpr (std::is_same_v<Out, In> && std::is_floating_point_v<Out>) {
+    using B = xt_simd::simd_type<Out>;
+    if constexpr (is_batchwise<std::remove_const_t<F>> && B::size > 1) {
+      constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+      for (std::int64_t i = 0; i < len; i += W) f(B::load_unaligned(in[I] + i)...).store_unaligned(out + i);
+      return;
+    }
+  }
+#endif
+  map_span<Out, In>(out, in, len, f, seq);
+}
+
 template <class Out, class In, class F, std::size_t... I>
 void map_aligned(Out* out, const std::array<const In*, sizeof...(I)>& in, std::int64_t len, F& f,
                  std::index_sequence<I...> seq) {
@@ -58,7 +98,7 @@ void map_aligned(Out* out, const std::array<const In*, sizeof...(I)>& in, std::i
         for (std::size_t k = 0; k < sizeof...(I); ++k)
           for (std::int64_t j = 0; j < B; ++j) buf[k][j] = in[k][start + std::min(j, count - 1)];
         std::array<const In*, sizeof...(I)> bin{buf[I]...};
-        map_span<Out, In>(res, bin, B, f, seq);
+        map_body<Out, In>(res, bin, B, f, seq);
         std::copy(res, res + count, out + start);
       };
       const auto head = std::min<std::int64_t>(
@@ -67,7 +107,7 @@ void map_aligned(Out* out, const std::array<const In*, sizeof...(I)>& in, std::i
       padded(0, head);
       if (body > 0) {
         std::array<const In*, sizeof...(I)> bin{(in[I] + head)...};
-        map_span<Out, In>(out + head, bin, body, f, seq);  // aligned, whole batches: all SIMD
+        map_body<Out, In>(out + head, bin, body, f, seq);  // aligned, whole batches: all SIMD
       }
       padded(head + body, len - head - body);
       return;
@@ -121,11 +161,48 @@ void map(const KernelArgs& a, F f) {
   map_chunks<Out, In>(a, f, std::make_index_sequence<Arity>{});
 }
 
+// One window through map_aligned: the code `kernel` runs on each of its chunks.
+template <class T, std::size_t Arity, class F>
+void map_window(const SpanArgs& s, F& f) {
+  std::array<const T*, Arity> in{};
+  for (std::size_t k = 0; k < Arity; ++k) in[k] = static_cast<const T*>(s.in[k]);
+  map_aligned<T, T>(static_cast<T*>(s.out), in, s.n, f, std::make_index_sequence<Arity>{});
+}
+
+// A kernel and its window form (OpDef::span_kernel). Built from a plain KernelFn, the
+// window form is empty.
+struct Kernels {
+  KernelFn kernel;
+  SpanKernelFn span;
+  Kernels(KernelFn k, SpanKernelFn s = {}) : kernel(std::move(k)), span(std::move(s)) {}
+  template <class F>
+    requires std::is_invocable_v<F&, const KernelArgs&>
+  Kernels(F f) : kernel(std::move(f)) {}
+  void operator()(const KernelArgs& a) const { kernel(a); }  // kernels that pick one per call
+  void install(OpDef& d) && {
+    d.kernel = std::move(kernel);
+    d.span_kernel = std::move(span);
+  }
+};
+
+// Float windows of a same-dtype op.
+template <std::size_t Arity, class F>
+SpanKernelFn float_windows(F f) {
+  return [f](const SpanArgs& s) mutable {
+    if (s.in_dtype != s.out_dtype) return false;
+    switch (s.out_dtype) {
+      case DType::f32: map_window<float, Arity>(s, f); return true;
+      case DType::f64: map_window<double, Arity>(s, f); return true;
+      default: return false;
+    }
+  };
+}
+
 // A kernel for ops whose result dtype equals the operand dtype, instantiated for the
 // float dtypes (and i64 when `with_int`).
 template <std::size_t Arity, bool with_int = false, class F>
-KernelFn same_dtype(F f) {
-  return [f](const KernelArgs& a) {
+Kernels same_dtype(F f) {
+  return {[f](const KernelArgs& a) {
     switch (a.out.dtype()) {
       case DType::f32: return map<float, float, Arity>(a, f);
       case DType::f64: return map<double, double, Arity>(a, f);
@@ -134,7 +211,7 @@ KernelFn same_dtype(F f) {
         [[fallthrough]];
       default: MG_ASSERT(false, "kernel: unsupported dtype for " + a.node.op_name());
     }
-  };
+  }, float_windows<Arity>(f)};
 }
 
 // i64 arithmetic wraps modulo 2^64 (two's complement), in the interpreter as in the C99
@@ -146,8 +223,8 @@ inline std::uint64_t bits(std::int64_t v) { return static_cast<std::uint64_t>(v)
 // Floats through the xtensor expression `f`; i64 element by element through `g`, which
 // must compute with wrap()/bits() (see above).
 template <std::size_t Arity, class F, class G>
-KernelFn same_dtype_wrapping(F f, G g) {
-  return [f, g](const KernelArgs& a) {
+Kernels same_dtype_wrapping(F f, G g) {
+  return {[f, g](const KernelArgs& a) {
     switch (a.out.dtype()) {
       case DType::f32: return map<float, float, Arity>(a, f);
       case DType::f64: return map<double, double, Arity>(a, f);
@@ -161,7 +238,7 @@ KernelFn same_dtype_wrapping(F f, G g) {
       }
       default: MG_ASSERT(false, "kernel: unsupported dtype for " + a.node.op_name());
     }
-  };
+  }, float_windows<Arity>(f)};
 }
 
 }  // namespace mg::ir::kernels

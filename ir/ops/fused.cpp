@@ -224,7 +224,8 @@ BodyEval::BodyEval(const Node& n, const BodyPlan& p, std::span<const Array* cons
 }
 
 BodyEval::Scratch::Scratch(const BodyEval& e)
-    : buf(e.body_.size()), tile(e.body_.size()), len(e.body_.size(), -1), splat_filled(e.body_.size(), 0) {
+    : buf(e.body_.size()), tile(e.body_.size()), len(e.body_.size(), -1), splat_filled(e.body_.size(), 0),
+      ptr(e.body_.size(), nullptr) {
   thread_local std::vector<Array> pool;
   std::size_t used = 0;
   for (NodeId id = 0; id < e.body_.size(); ++id)
@@ -234,17 +235,28 @@ BodyEval::Scratch::Scratch(const BodyEval& e)
     }
 }
 
+const Array& BodyEval::window(Scratch& s, NodeId x, std::int64_t off, std::int64_t len) const {
+  if (p_.role[x] == BodyRole::tiled) s.tile[x] = whole_[x]->view(off, Type{body_.node(x).type.dtype, {len}});
+  if (p_.role[x] == BodyRole::matmul) s.tile[x] = out_->view(off, Type{body_.node(x).type.dtype, {len}});
+  return s.tile[x];
+}
+
 // Per window, each value costs one registry kernel call: keep the rest of the per-window
 // work allocation-free (window buffers are retyped only when the window length changes,
-// the result is written straight into `dst`), or it rivals the arithmetic.
+// the result is written straight into `dst`), or it rivals the arithmetic. Ops with a span
+// kernel (OpDef::span_kernel) take raw pointers: no Array view per operand and window.
 const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const {
   for (NodeId id = 0; id < body_.size(); ++id) {
     const Node& b = body_.node(id);
     switch (p_.role[id]) {
       case BodyRole::whole:
       case BodyRole::reduce: break;
-      case BodyRole::tiled: s.tile[id] = whole_[id]->view(off, Type{b.type.dtype, {len}}); break;
-      case BodyRole::matmul: s.tile[id] = out_->view(off, Type{b.type.dtype, {len}}); break;
+      case BodyRole::tiled:
+        s.ptr[id] = static_cast<const std::byte*>(whole_[id]->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype));
+        break;
+      case BodyRole::matmul:
+        s.ptr[id] = static_cast<const std::byte*>(out_->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype));
+        break;
       case BodyRole::broadcast:
       case BodyRole::compute: {
         const bool to_dst = id == p_.result && dst;
@@ -253,7 +265,9 @@ const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array
           s.tile[id].retype(Type{b.type.dtype, {len}});
           s.len[id] = len;
         }
-        Array& t = to_dst ? *dst : s.tile[id];
+        void* const t = to_dst ? static_cast<std::byte*>(dst->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype))
+                               : s.tile[id].raw();
+        s.ptr[id] = t;
         if (p_.role[id] == BodyRole::broadcast) {
           const Bcast& m = bmap_[id];
           if (m.splat && !to_dst) {  // the same window at every offset: filled once
@@ -261,17 +275,27 @@ const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array
             s.splat_filled[id] = len;
           }
           run_broadcast(m.shape, m.sstride, m.elem, static_cast<const std::byte*>(whole_[b.inputs[0]]->raw()),
-                        static_cast<std::byte*>(t.raw()), off, len);
+                        static_cast<std::byte*>(t), off, len);
         } else {
+          if (b.op->span_kernel) {
+            s.args.clear();
+            for (NodeId x : b.inputs) s.args.push_back(s.ptr[x]);
+            if (b.op->span_kernel(SpanArgs{b.type.dtype, body_.node(b.inputs[0]).type.dtype, t, s.args, len})) break;
+          }
           s.ins.clear();
-          for (NodeId x : b.inputs) s.ins.push_back(&s.tile[x]);
-          b.op->kernel(KernelArgs{s.ins, b, t, nullptr});
+          for (NodeId x : b.inputs) s.ins.push_back(&window(s, x, off, len));
+          if (to_dst) {
+            Array w = dst->view(off, Type{b.type.dtype, {len}});
+            b.op->kernel(KernelArgs{s.ins, b, w, nullptr});
+          } else {
+            b.op->kernel(KernelArgs{s.ins, b, s.tile[id], nullptr});
+          }
         }
         break;
       }
     }
   }
-  return dst ? *dst : s.tile[p_.result];
+  return dst ? *dst : s.tile[p_.result];  // with dst: the whole result (its window is written)
 }
 
 CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i,
@@ -384,8 +408,7 @@ void fused_kernel(const KernelArgs& k) {
   const std::int64_t ntiles = (total + kTile - 1) / kTile;
   auto tile = [&](BodyEval::Scratch& scratch, std::int64_t t) {
     const std::int64_t off = t * kTile, len = std::min(kTile, total - off);
-    Array dst = k.out.view(off, Type{p.loop.dtype, {len}});
-    eval.run(scratch, off, len, &dst);
+    eval.run(scratch, off, len, &k.out);
   };
   fused::for_tasks(eval, ntiles, total >= fused::kParallelTiles, tile);
 }

@@ -13,7 +13,7 @@
 
 namespace mg::ir::fused {
 
-inline constexpr std::int64_t kTile = 4096;  // elements per window (at most)
+inline constexpr std::int64_t kTile = 1024;  // elements per window (at most)
 
 // What each body value is, per the contract in ir/README.md.
 enum class BodyRole : std::uint8_t {
@@ -57,10 +57,13 @@ class BodyEval {
     // how many leading elements of buf[id] hold it.
     std::vector<std::int64_t> splat_filled;
     std::vector<const Array*> ins;
+    std::vector<const void*> ptr;   // each value's window this call (raw, for span kernels)
+    std::vector<const void*> args;  // one op's operand windows
   };
 
-  // Computes the window (len <= kTile); the result into `dst` (a len-element window of
-  // the result's dtype) or, when dst is null, into scratch. Returns the result's window.
+  // Computes the window [off, off + len) (len <= kTile); the result into that window of
+  // `dst` (the node's whole result) or, when dst is null, into scratch. Returns the
+  // result's window (with dst: dst).
   const Array& run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const;
 
  private:
@@ -70,6 +73,10 @@ class BodyEval {
     std::size_t elem = 0;
     bool splat = false;  // every stride 0: the same value at every offset
   };
+  // Value x's window as an Array (a view of a tiled or matmul value, made on demand: span
+  // kernels read raw pointers and need none).
+  const Array& window(Scratch& s, NodeId x, std::int64_t off, std::int64_t len) const;
+
   const Graph& body_;
   const BodyPlan& p_;
   const Array* out_;

@@ -57,14 +57,14 @@ void gelu_tanh_grad(const T* x, const T* g, T* o, std::int64_t n) {
   }
 }
 
-OpDef& def_unary(const char* name, const char* doc, Dtypes dtypes, KernelFn kernel, VjpFn vjp,
+OpDef& def_unary(const char* name, const char* doc, Dtypes dtypes, kernels::Kernels kernel, VjpFn vjp,
                  Domain domain = Domain::any) {
   OpDef& d = define_op(name);
   d.doc = doc;
   d.arity = 1;
   d.traits.elementwise = true;
   d.infer = same_type(dtypes);
-  d.kernel = std::move(kernel);
+  std::move(kernel).install(d);
   d.vjp = std::move(vjp);
   d.smt = smt_uninterpreted(name);  // family default; exact ops override it
   d.test.domain = domain;
@@ -153,7 +153,11 @@ void register_unary_ops() {
   defined_op("log").emit_c = c_expr("log{f}({0})");
 
   def_unary("sqrt", "square root; nan below 0", Dtypes::floats,
-            same_dtype<1>([](auto x) { return xt::sqrt(x); }),
+            // Unqualified: xsimd::sqrt on batches (Batchwise), xt::sqrt on expressions.
+            same_dtype<1>(kernels::batchwise([](auto x) {
+              using xt::sqrt;
+              return sqrt(x);
+            })),
             [](const VjpArgs& a) { return grads({div(scale(a.cotangent, 0.5), a.out)}); },
             Domain::positive)
       .smt = [](SmtBuilder& b, auto in, auto&) { return b.sqrt(in[0]); };
