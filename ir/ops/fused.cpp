@@ -6,7 +6,9 @@
 // ops the contract names (broadcast_to, matmul); a final reduction (kind "reduce") is
 // recognised by its registry `fold` column and run by fused_reduce.cpp. No xtensor here.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/fused_body.hpp"
@@ -274,6 +276,20 @@ const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array
   return dst ? *dst : s.tile[p_.result];
 }
 
+// The C literal of a body constant whose elements are all the same finite float (the
+// zeros a relu's gradient compares with, folded to a full array): read as a scalar, the
+// loop indexes no array with `i % n` (a division per element, and a loop by rows).
+static std::optional<std::string> c_uniform(const Node& b) {
+  if (b.kind != NodeKind::constant || !b.literal || !is_float(b.type.dtype) || b.literal->numel() == 0) return {};
+  const Array& a = *b.literal;
+  const auto* bytes = static_cast<const unsigned char*>(a.raw());
+  const std::size_t sz = size_of(a.dtype());
+  for (std::int64_t e = 1; e < a.numel(); ++e)
+    if (std::memcmp(bytes, bytes + static_cast<std::size_t>(e) * sz, sz) != 0) return {};
+  if (!std::isfinite(a.at(0))) return {};
+  return c_lit(a.at(0), a.dtype());
+}
+
 CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i,
              std::int64_t row) {
   CBody c;
@@ -281,11 +297,15 @@ CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string
   for (NodeId id = 0; id < body.size(); ++id) {
     const Node& b = body.node(id);
     switch (p.role[id]) {
-      case BodyRole::tiled: c.value[id] = name[id] + "[" + i + "]"; break;
+      case BodyRole::tiled: c.value[id] = c_uniform(b).value_or(name[id] + "[" + i + "]"); break;
       case BodyRole::whole:
       case BodyRole::reduce: break;
       case BodyRole::matmul: c.value[id] = name[id] + "[" + i + "]"; break;
       case BodyRole::broadcast: {
+        if (auto lit = c_uniform(body.node(b.inputs[0]))) {
+          c.value[id] = *lit;
+          break;
+        }
         const Shape& src = body.node(b.inputs[0]).type.shape;
         const std::vector<std::int64_t> st = broadcast_strides(src, p.loop.shape);
         std::string off = c_offset(i, p.loop.shape, st);
@@ -324,7 +344,7 @@ std::vector<std::string> c_names(const Graph& body, const CLoopArgs& a) {
     const Node& b = body.node(id);
     if (b.kind == NodeKind::input)
       name[id] = a.in[static_cast<std::size_t>(std::find(ins.begin(), ins.end(), id) - ins.begin())];
-    if (b.kind == NodeKind::constant) {
+    if (b.kind == NodeKind::constant && !c_uniform(b)) {
       name[id] = a.out + "_c" + std::to_string(id);
       a.support(name[id], c_array(name[id], *b.literal));
     }
