@@ -76,6 +76,189 @@ constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S(const $T* col, 
 }
 )";
 
+// C[m,n] (row stride ldc) = A @ B, B's rows contiguous (row stride brs) and read in place:
+// MR x NR register tiles (gemm_c99.cpp's shape, A broadcast from memory) over the full
+// panels, j outer so a k x NR panel of B stays in L1 across the row blocks; the edges one
+// row at a time. For the per-sample GEMMs of small convs (8-72 rows, k 9-72): packing B
+// cost as much as the tiles, and the unpacked one-row GEMM re-read B for every row of C
+// (2x OpenBLAS's time on example 05's CNN).
+constexpr const char* kTiles = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+typedef $T mg_conv_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($T)), __may_alias__));
+#if MG_GEMM_VB == 64
+#define MG_CONV_FMA_$S(acc, x, y) acc = _mm512_fmadd_p$P(x, y, acc)
+#define MG_CONV_SET1_$S(x) _mm512_set1_p$P(x)
+#else
+#define MG_CONV_FMA_$S(acc, x, y) acc = _mm256_fmadd_p$P(x, y, acc)
+#define MG_CONV_SET1_$S(x) _mm256_set1_p$P(x)
+#endif
+static void mg_conv_tile_$S(int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b, int64_t brs, $T* c,
+                            int64_t ldc) {
+  typedef mg_conv_v_$S V;
+  enum { MR = MG_GEMM_MR_$S, VL = MG_GEMM_NR_$S / 2 };
+  V acc0[MR], acc1[MR];
+  int64_t p, r;
+  for (r = 0; r < MR; ++r) acc0[r] = acc1[r] = (V){0};
+  for (p = 0; p < k; ++p) {
+    const V b0 = *(const V*)(b + p * brs), b1 = *(const V*)(b + p * brs + VL);
+    for (r = 0; r < MR; ++r) {
+      const V ar = MG_CONV_SET1_$S(a[r * ars + p * acs]);
+      MG_CONV_FMA_$S(acc0[r], ar, b0);
+      MG_CONV_FMA_$S(acc1[r], ar, b1);
+    }
+  }
+  for (r = 0; r < MR; ++r) {
+    *(V*)(c + r * ldc) = acc0[r];
+    *(V*)(c + r * ldc + VL) = acc1[r];
+  }
+}
+#else
+static void mg_conv_tile_$S(int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b, int64_t brs, $T* c,
+                            int64_t ldc) {
+  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S };
+  $T acc[MR][NR];
+  int64_t p, r, j;
+  for (r = 0; r < MR; ++r)
+    for (j = 0; j < NR; ++j) acc[r][j] = 0;
+  for (p = 0; p < k; ++p)
+    for (r = 0; r < MR; ++r) {
+      const $T ar = a[r * ars + p * acs];
+      MG_OMP(omp simd)
+      for (j = 0; j < NR; ++j) MG_GEMM_MAC_$S(acc[r][j], ar, b[p * brs + j]);
+    }
+  for (r = 0; r < MR; ++r)
+    for (j = 0; j < NR; ++j) c[r * ldc + j] = acc[r][j];
+}
+#endif
+/* Rows [0, m) x columns [j0, n) one row at a time, NR columns in registers. */
+static void mg_conv_edge_$S(int64_t m, int64_t j0, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs,
+                            const $T* b, int64_t brs, $T* c, int64_t ldc) {
+  enum { NR = MG_GEMM_NR_$S };
+  int64_t i, j, p, jb;
+  for (i = 0; i < m; ++i)
+    for (jb = j0; jb < n; jb += NR) {
+      const int64_t w = n - jb < NR ? n - jb : NR;
+      $T acc[NR];
+      for (j = 0; j < NR; ++j) acc[j] = 0;
+      for (p = 0; p < k; ++p) {
+        const $T x = a[i * ars + p * acs];
+        const $T* bp = b + p * brs + jb;
+        for (j = 0; j < w; ++j) MG_GEMM_MAC_$S(acc[j], x, bp[j]);
+      }
+      for (j = 0; j < w; ++j) c[i * ldc + jb + j] = acc[j];
+    }
+}
+static void mg_conv_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                            int64_t brs, $T* c) {
+  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S };
+  const int64_t m1 = m / MR * MR, n1 = n / NR * NR;
+  int64_t i, j;
+  for (j = 0; j < n1; j += NR)
+    for (i = 0; i < m1; i += MR) mg_conv_tile_$S(k, a + i * ars, ars, acs, b + j, brs, c + i * n + j, n);
+  mg_conv_edge_$S(m1, n1, n, k, a, ars, acs, b, brs, c, n);
+  mg_conv_edge_$S(m - m1, 0, n, k, a + m1 * ars, ars, acs, b, brs, c + m1 * n, n);
+}
+)";
+
+// C[m,n] = A @ B^T with A's and B's rows contiguous along k (the weight gradient: dy @
+// col^T, col read in place): blocks of 4 x CB dot products, each in vector lanes (4 x 4
+// vectors of 16 f32 at AVX-512) that add up as a fixed tree, then the k tail in order; the
+// edges one dot product at a time. The one-row dot GEMM loaded 5 vectors per 4 FMAs: 1.1 ms
+// of example 05's 4 ms per-sample step.
+constexpr const char* kDots = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+typedef $T mg_dots_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($T)), __may_alias__));
+#if MG_GEMM_VB == 64
+#define MG_DOTS_FMA_$S(acc, x, y) acc = _mm512_fmadd_p$P(x, y, acc)
+#define MG_DOTS_CB 4
+#else
+#define MG_DOTS_FMA_$S(acc, x, y) acc = _mm256_fmadd_p$P(x, y, acc)
+#define MG_DOTS_CB 2
+#endif
+/* The lanes' sum (the dot products are short, k 196: a scalar tree per block cost more
+   than its FMAs). */
+static $T mg_dots_sum_$S(mg_dots_v_$S v) {
+#if MG_GEMM_VB == 64
+  return _mm512_reduce_add_p$P(v);
+#else
+  enum { VL = MG_GEMM_VB / (int)sizeof($T) };
+  $T t[VL];
+  int h, l;
+  *(mg_dots_v_$S*)t = v;
+  for (h = VL / 2; h > 0; h /= 2)
+    for (l = 0; l < h; ++l) t[l] += t[l + h];
+  return t[0];
+#endif
+}
+static void mg_dots_block_$S(int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs, $T* c, int64_t ldc) {
+  typedef mg_dots_v_$S V;
+  enum { VL = MG_GEMM_VB / (int)sizeof($T), RB = 4, CB = MG_DOTS_CB };
+  V acc[RB][CB];
+  int64_t p, r, j;
+  for (r = 0; r < RB; ++r)
+    for (j = 0; j < CB; ++j) acc[r][j] = (V){0};
+  for (p = 0; p + VL <= k; p += VL) {
+    V bv[CB];
+    for (j = 0; j < CB; ++j) bv[j] = *(const V*)(b + j * bcs + p);
+    for (r = 0; r < RB; ++r) {
+      const V av = *(const V*)(a + r * ars + p);
+      for (j = 0; j < CB; ++j) MG_DOTS_FMA_$S(acc[r][j], av, bv[j]);
+    }
+  }
+  for (r = 0; r < RB; ++r)
+    for (j = 0; j < CB; ++j) {
+      $T s = mg_dots_sum_$S(acc[r][j]);
+      int64_t q;
+      for (q = p; q < k; ++q) MG_GEMM_MAC_$S(s, a[r * ars + q], b[j * bcs + q]);
+      c[r * ldc + j] = s;
+    }
+}
+#define MG_DOTS_RB 4
+#else
+#define MG_DOTS_RB 1
+#define MG_DOTS_CB 1
+static void mg_dots_block_$S(int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs, $T* c, int64_t ldc) {
+  enum { L = 16 };
+  $T s[L];
+  int64_t p, l, h;
+  (void)ars;
+  (void)ldc;
+  for (l = 0; l < L; ++l) s[l] = 0;
+  for (p = 0; p + L <= k; p += L)
+    for (l = 0; l < L; ++l) MG_GEMM_MAC_$S(s[l], a[p + l], b[p + l]);
+  for (h = L / 2; h > 0; h /= 2)
+    for (l = 0; l < h; ++l) s[l] += s[l + h];
+  for (; p < k; ++p) MG_GEMM_MAC_$S(s[0], a[p], b[p]);
+  (void)bcs;
+  c[0] = s[0];
+}
+#endif
+/* One dot product, as a 1 x 1 block would compute it where blocks are vectors. */
+static void mg_dots_one_$S(int64_t k, const $T* a, const $T* b, $T* c) {
+#if MG_DOTS_RB > 1
+  typedef mg_dots_v_$S V;
+  enum { VL = MG_GEMM_VB / (int)sizeof($T) };
+  V acc = (V){0};
+  int64_t p;
+  $T s;
+  for (p = 0; p + VL <= k; p += VL) MG_DOTS_FMA_$S(acc, *(const V*)(a + p), *(const V*)(b + p));
+  s = mg_dots_sum_$S(acc);
+  for (; p < k; ++p) MG_GEMM_MAC_$S(s, a[p], b[p]);
+  *c = s;
+#else
+  mg_dots_block_$S(k, a, 0, b, 0, c, 0);
+#endif
+}
+static void mg_conv_dots_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs,
+                            $T* c) {
+  enum { RB = MG_DOTS_RB, CB = MG_DOTS_CB };
+  const int64_t m1 = m / RB * RB, n1 = n / CB * CB;
+  int64_t i, j;
+  for (i = 0; i < m1; i += RB)
+    for (j = 0; j < n1; j += CB) mg_dots_block_$S(k, a + i * ars, ars, b + j * bcs, bcs, c + i * n + j, n);
+  for (i = 0; i < m; ++i)
+    for (j = i < m1 ? n1 : 0; j < n; ++j) mg_dots_one_$S(k, a + i * ars, b + j * bcs, c + i * n + j);
+}
+)";
+
 std::string S(std::int64_t v) { return std::to_string(v); }
 
 // The shared dimensions of one emission.
@@ -132,13 +315,46 @@ struct GemmLoop {
   std::int64_t kmax;
   std::string vars, A, ars, acs, B, brs, bcs, C;
 };
+// Whether the GEMMs of a loop take the in-place tiles (kTiles): B's rows contiguous, and
+// each task's GEMM below the size from which mg_gemm threads itself (the loop over tasks
+// and blocks of rows is the threading).
+bool dots(const GemmLoop& q) { return q.acs == "1" && q.brs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
+bool tiled(const GemmLoop& q) { return q.bcs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
+
 void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   const DType t = a.node.type.dtype;
   const std::string s(name_of(t)), T = c_type(t);
-  const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
-  const std::string fn = small ? "mg_gemm_small_" + s : "mg_gemm_" + s;
   a.support("mg_gemm_arch", gemm_c99::arch_text());
   a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
+  if (dots(q)) {
+    a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, t));
+    const std::string RB = "MG_DOTS_RB", rb = "((" + S(q.m) + " + " + RB + " - 1) / " + RB + ")";
+    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + rb + "; ++t)");
+    a.w.line("const int64_t tt = t / " + rb + ", row = t % " + rb + " * " + RB + ";");
+    a.w.line(q.vars);
+    a.w.line("mg_conv_dots_" + s + "(" + S(q.m) + " - row < " + RB + " ? " + S(q.m) + " - row : " + RB + ", " +
+             S(q.n) + ", " + q.k + ", " + q.A + " + row * " + q.ars + ", " + q.ars + ", " + q.B + ", " + q.bcs + ", " +
+             q.C + " + row * " + S(q.n) + ");");
+    a.w.close();
+    return;
+  }
+  if (tiled(q)) {
+    a.support("mg_conv_gemm_" + s, gemm_c99::substitute(kTiles, t));
+    // One block of MR rows per iteration (MR: the compiling machine's, a C constant).
+    const std::string MR = "MG_GEMM_MR_" + s, rb = "((" + S(q.m) + " + " + MR + " - 1) / " + MR + ")";
+    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + rb + "; ++t)");
+    a.w.line("const int64_t tt = t / " + rb + ", row = t % " + rb + " * " + MR + ";");
+    a.w.line(q.vars);
+    a.w.line("mg_conv_gemm_" + s + "(" + S(q.m) + " - row < " + MR + " ? " + S(q.m) + " - row : " + MR + ", " +
+             S(q.n) + ", " + q.k + ", " + q.A + " + row * " + q.ars + ", " + q.ars + ", " + q.acs + ", " + q.B + ", " +
+             q.brs + ", " + q.C + " + row * " + S(q.n) + ");");
+    a.w.close();
+    return;
+  }
+  const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
+  const std::string fn = small ? "mg_gemm_small_" + s : "mg_gemm_" + s;
   a.support(fn, small ? gemm_c99::small_text(t) : gemm_c99::packed_text(t));
   const std::string dims = S(q.n) + ", " + q.k + ", ";
   const std::string b = q.B + ", " + q.brs + ", " + q.bcs + ", ";
@@ -256,12 +472,20 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   if (p.nb < g.N) a.w.line(T + "* part = (" + T + "*)(" + a.scratch + " + " + S(l.tmp) + ");");
   a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
-  pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
-  a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
-  a.w.line("const int64_t r = t / nb, n = t % nb;");
-  a.w.line(use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + r * " + NL + " + n * " +
-           S(p.L) + ", " + geometry_args(g) + ");");
-  a.w.close();
+  const std::int64_t sg = segments(p, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
+  // Small groups (per-sample gradients under vmap: one sample, a group per sample): each
+  // group's columns are written and then read by its dot products while in L2, one
+  // OpenMP iteration per group.
+  const bool merged = sg == 1 && p.Og * p.K * p.nb * p.L < kGemmThreads;
+  const std::string im2col = use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + r * " +
+                             NL + " + n * " + S(p.L) + ", " + geometry_args(g) + ");";
+  if (!merged) {
+    pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
+    a.w.line("const int64_t r = t / nb, n = t % nb;");
+    a.w.line(im2col);
+    a.w.close();
+  }
   std::string A = DY + " + n0 * " + S(g.O * p.L);
   if (p.nb > 1) {
     pragma_if(a.w, "nb * " + S(g.O * p.L) + " >= " + S(kParallel));
@@ -275,8 +499,24 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   }
   a.w.line(T + "* dst = " + (p.nb < g.N ? "n0 == 0 ? " + DW + " : part" : DW) + ";");
   // dw_g[Og, K] = dy_g[Og, nb*L] @ col_g[K, nb*L]^T: B = col_g^T, read in place.
-  const std::int64_t sg = segments(p, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
-  if (sg == 1) {
+  if (merged) {
+    const std::string s(name_of(a.node.type.dtype));
+    a.support("mg_gemm_arch", gemm_c99::arch_text());
+    a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(a.node.type.dtype));
+    a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, a.node.type.dtype));
+    pragma_if(a.w, S(g.G) + " * nb * " + S(p.R / g.G * p.L * p.Og) + " >= " + S(kParallel));
+    a.w.open("for (int64_t gi = 0; gi < " + S(g.G) + "; ++gi)");
+    a.w.open("for (int64_t t = 0; t < nb * " + S(p.K) + "; ++t)");
+    a.w.line("const int64_t r = gi * " + S(p.K) + " + t / nb, n = t % nb;");
+    a.w.line(im2col);
+    a.w.close();
+    a.w.open("for (int64_t row = 0; row < " + S(p.Og) + "; row += MG_DOTS_RB)");
+    a.w.line("mg_conv_dots_" + s + "(" + S(p.Og) + " - row < MG_DOTS_RB ? " + S(p.Og) + " - row : MG_DOTS_RB, " +
+             S(p.K) + ", " + NL + ", " + A + " + (gi * " + S(p.Og) + " + row) * " + NL + ", " + NL + ", col + gi * " +
+             S(p.K) + " * " + NL + ", " + NL + ", dst + gi * " + S(p.Og * p.K) + " + row * " + S(p.K) + ");");
+    a.w.close();
+    a.w.close();
+  } else if (sg == 1) {
     emit_gemms(a, {S(g.G), g.G, p.Og, p.K, NL, p.nb * p.L, "const int64_t gi = tt;", A + " + gi * " + S(p.Og) + " * " + NL,
                    NL, "1", "col + gi * " + S(p.K) + " * " + NL, "1", NL, "dst + gi * " + S(p.Og * p.K)},
                l.bpack);
