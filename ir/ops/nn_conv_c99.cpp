@@ -70,7 +70,8 @@ constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S(const $T* col, 
         const $T* s = src + i * Wo;
         if (h < 0 || h >= H) continue;
         dst = plane + h * W + off;
-        for (j = j0; j < j1; ++j) dst[j * sw] += s[j];
+        if (sw == 1) for (j = j0; j < j1; ++j) dst[j] += s[j];  /* a vector loop */
+        else for (j = j0; j < j1; ++j) dst[j * sw] += s[j];
       }
     }
 }
@@ -203,6 +204,18 @@ static void mg_dots_block_$S(int64_t k, const $T* a, int64_t ars, const $T* b, i
       for (j = 0; j < CB; ++j) MG_DOTS_FMA_$S(acc[r][j], av, bv[j]);
     }
   }
+#if MG_GEMM_VB == 64
+  if (p < k) { /* the k tail as one masked step (196 = 12 x 16 + 4: scalar, a quarter of the FMAs) */
+    const unsigned mk = (1u << (k - p)) - 1u;
+    V bv[CB];
+    for (j = 0; j < CB; ++j) bv[j] = _mm512_maskz_loadu_p$P(mk, b + j * bcs + p);
+    for (r = 0; r < RB; ++r) {
+      const V av = _mm512_maskz_loadu_p$P(mk, a + r * ars + p);
+      for (j = 0; j < CB; ++j) MG_DOTS_FMA_$S(acc[r][j], av, bv[j]);
+    }
+    p = k;
+  }
+#endif
   for (r = 0; r < RB; ++r)
     for (j = 0; j < CB; ++j) {
       $T s = mg_dots_sum_$S(acc[r][j]);
@@ -321,6 +334,22 @@ struct GemmLoop {
 bool dots(const GemmLoop& q) { return q.acs == "1" && q.brs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
 bool tiled(const GemmLoop& q) { return q.bcs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
 
+// The call of the tiles for rows [row, row + rows) of task tt's GEMM (C expressions).
+std::string tile_call(const CLoopArgs& a, const GemmLoop& q, const std::string& rows, const std::string& row) {
+  const DType t = a.node.type.dtype;
+  const std::string s(name_of(t));
+  a.support("mg_gemm_arch", gemm_c99::arch_text());
+  a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
+  a.support("mg_conv_gemm_" + s, gemm_c99::substitute(kTiles, t));
+  return "mg_conv_gemm_" + s + "(" + rows + ", " + S(q.n) + ", " + q.k + ", " + q.A + " + " + row + " * " + q.ars + ", " +
+         q.ars + ", " + q.acs + ", " + q.B + ", " + q.brs + ", " + q.C + " + " + row + " * " + S(q.n) + ");";
+}
+// Tiled GEMMs of many tasks (a batch of samples): each task's im2col (or col2im) beside its
+// GEMM in one OpenMP iteration, the columns still in L2 (64 samples' columns, 3.6 MB on
+// example 05, went to L3 and back between the two loops).
+constexpr std::int64_t kMergeTasks = 16;
+bool merged(const GemmLoop& q) { return tiled(q) && q.max_tasks >= kMergeTasks; }
+
 void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   const DType t = a.node.type.dtype;
   const std::string s(name_of(t)), T = c_type(t);
@@ -340,16 +369,13 @@ void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
     return;
   }
   if (tiled(q)) {
-    a.support("mg_conv_gemm_" + s, gemm_c99::substitute(kTiles, t));
     // One block of MR rows per iteration (MR: the compiling machine's, a C constant).
     const std::string MR = "MG_GEMM_MR_" + s, rb = "((" + S(q.m) + " + " + MR + " - 1) / " + MR + ")";
     pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
     a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + rb + "; ++t)");
     a.w.line("const int64_t tt = t / " + rb + ", row = t % " + rb + " * " + MR + ";");
     a.w.line(q.vars);
-    a.w.line("mg_conv_gemm_" + s + "(" + S(q.m) + " - row < " + MR + " ? " + S(q.m) + " - row : " + MR + ", " +
-             S(q.n) + ", " + q.k + ", " + q.A + " + row * " + q.ars + ", " + q.ars + ", " + q.acs + ", " + q.B + ", " +
-             q.brs + ", " + q.C + " + row * " + S(q.n) + ");");
+    a.w.line(tile_call(a, q, S(q.m) + " - row < " + MR + " ? " + S(q.m) + " - row : " + MR, "row"));
     a.w.close();
     return;
   }
@@ -428,16 +454,29 @@ void emit_forward(const CLoopArgs& a, const Plan& p, const Layout& l) {
   a.w.line(T + "* col = (" + T + "*)" + a.scratch + ";");
   a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
+  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
+  const GemmLoop q{"nb * " + S(g.G), p.nb * g.G, p.Og, p.L, S(p.K), p.K, vars, Wt + " + gi * " + S(p.Og * p.K), S(p.K),
+                   "1", "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L), S(p.L), "1",
+                   Y + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L)};
+  if (merged(q)) {
+    pragma_if(a.w, "nb * " + S(g.G * p.Og * p.L * p.K) + " >= " + S(kParallel));
+    a.w.open("for (int64_t tt = 0; tt < nb * " + S(g.G) + "; ++tt)");
+    a.w.line(vars);
+    a.w.open("for (int64_t r = gi * " + S(p.K) + "; r < (gi + 1) * " + S(p.K) + "; ++r)");
+    a.w.line(use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + (n * " + S(p.R) +
+             " + r) * " + S(p.L) + ", " + geometry_args(g) + ");");
+    a.w.close();
+    a.w.line(tile_call(a, q, S(p.Og), "0"));
+    a.w.close();
+    a.w.close();
+    return;
+  }
   pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
   a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
   a.w.line(use(a, "im2col") + "(" + X + " + (n0 + t / " + S(p.R) + ") * " + S(g.C * g.H * g.W) + ", t % " + S(p.R) +
            ", col + t * " + S(p.L) + ", " + geometry_args(g) + ");");
   a.w.close();
-  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
-  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.Og, p.L, S(p.K), p.K, vars, Wt + " + gi * " + S(p.Og * p.K), S(p.K), "1",
-                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L), S(p.L), "1",
-                 Y + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L)},
-             l.bpack);
+  emit_gemms(a, q, l.bpack);
   a.w.close();
 }
 
@@ -449,10 +488,24 @@ void emit_input_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
   // col[g*K + k, l] = sum_o w[g*Og + o, k] dy[n, g*Og + o, l]: A = w_g^T, read in place.
   const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
-  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.K, p.L, S(p.Og), p.Og, vars, Wt + " + gi * " + S(p.Og * p.K), "1", S(p.K),
-                 DY + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L), S(p.L), "1",
-                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L)},
-             l.bpack);
+  const GemmLoop q{"nb * " + S(g.G), p.nb * g.G, p.K, p.L, S(p.Og), p.Og, vars, Wt + " + gi * " + S(p.Og * p.K), "1",
+                   S(p.K), DY + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L), S(p.L), "1",
+                   "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L)};
+  if (merged(q)) {
+    const std::int64_t Cg = g.C / g.G;
+    pragma_if(a.w, "nb * " + S(g.G * p.Og * p.L * p.K) + " >= " + S(kParallel));
+    a.w.open("for (int64_t tt = 0; tt < nb * " + S(g.G) + "; ++tt)");
+    a.w.line(vars);
+    a.w.line(tile_call(a, q, S(p.K), "0"));
+    a.w.open("for (int64_t c = gi * " + S(Cg) + "; c < (gi + 1) * " + S(Cg) + "; ++c)");
+    a.w.line(use(a, "col2im") + "(col + (n * " + S(g.C) + " + c) * " + S(g.kh * g.kw * p.L) + ", " + S(p.L) + ", " + DX +
+             " + ((n0 + n) * " + S(g.C) + " + c) * " + S(g.H * g.W) + ", " + geometry_args(g) + ");");
+    a.w.close();
+    a.w.close();
+    a.w.close();
+    return;
+  }
+  emit_gemms(a, q, l.bpack);
   pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
   a.w.open("for (int64_t t = 0; t < nb * " + S(g.C) + "; ++t)");
   a.w.line(use(a, "col2im") + "(col + t * " + S(g.kh * g.kw * p.L) + ", " + S(p.L) + ", " + DX + " + (n0 * " + S(g.C) +
