@@ -328,10 +328,15 @@ struct GemmLoop {
   std::int64_t kmax;
   std::string vars, A, ars, acs, B, brs, bcs, C;
 };
-// Whether the GEMMs of a loop take the in-place tiles (kTiles): B's rows contiguous, and
-// each task's GEMM below the size from which mg_gemm threads itself (the loop over tasks
-// and blocks of rows is the threading).
-bool dots(const GemmLoop& q) { return q.acs == "1" && q.brs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
+// Whether the GEMMs of a loop take the blocks of dot products (kDots): A's and B^T's rows
+// contiguous along k, each task's GEMM below mg_gemm's threading size or one the unpacked
+// GEMM would take (a weight gradient's segments of the batch).
+bool dots(const GemmLoop& q, std::int64_t sz) {
+  return q.acs == "1" && q.brs == "1" && (q.m * q.n * q.kmax < kGemmThreads || small_gemm(q.m, q.n, q.kmax, sz));
+}
+// Whether they take the in-place tiles (kTiles): B's rows contiguous, and each task's GEMM
+// below the size from which mg_gemm threads itself (the loop over tasks and blocks of rows
+// is the threading).
 bool tiled(const GemmLoop& q) { return q.bcs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
 
 // The call of the tiles for rows [row, row + rows) of task tt's GEMM (C expressions).
@@ -355,7 +360,7 @@ void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   const std::string s(name_of(t)), T = c_type(t);
   a.support("mg_gemm_arch", gemm_c99::arch_text());
   a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
-  if (dots(q)) {
+  if (dots(q, static_cast<std::int64_t>(size_of(t)))) {
     a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, t));
     const std::string RB = "MG_DOTS_RB", rb = "((" + S(q.m) + " + " + RB + " - 1) / " + RB + ")";
     pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
@@ -526,10 +531,11 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
   const std::int64_t sg = segments(p, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
-  // Small groups (per-sample gradients under vmap: one sample, a group per sample): each
-  // group's columns are written and then read by its dot products while in L2, one
-  // OpenMP iteration per group.
-  const bool merged = sg == 1 && p.Og * p.K * p.nb * p.L < kGemmThreads;
+  // Blocks of dot products (kDots) per group, or per group and segment of the batch: each
+  // iteration writes its columns and reads them back while they are in L2 (the chunk's,
+  // 3.6 MB in example 05's step, went to L3 and back between two loops). Small groups:
+  // per-sample gradients under vmap, one sample, a group per sample.
+  const bool merged = sg > 1 || p.Og * p.K * p.nb * p.L < kGemmThreads;
   const std::string im2col = use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + r * " +
                              NL + " + n * " + S(p.L) + ", " + geometry_args(g) + ");";
   if (!merged) {
@@ -554,42 +560,40 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   // dw_g[Og, K] = dy_g[Og, nb*L] @ col_g[K, nb*L]^T: B = col_g^T, read in place.
   if (merged) {
     const std::string s(name_of(a.node.type.dtype));
+    const std::int64_t per = (p.nb + sg - 1) / sg, OK = g.O * p.K;
     a.support("mg_gemm_arch", gemm_c99::arch_text());
     a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(a.node.type.dtype));
     a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, a.node.type.dtype));
-    pragma_if(a.w, S(g.G) + " * nb * " + S(p.R / g.G * p.L * p.Og) + " >= " + S(kParallel));
-    a.w.open("for (int64_t gi = 0; gi < " + S(g.G) + "; ++gi)");
-    a.w.open("for (int64_t t = 0; t < nb * " + S(p.K) + "; ++t)");
-    a.w.line("const int64_t r = gi * " + S(p.K) + " + t / nb, n = t % nb;");
+    if (sg > 1) a.w.line(T + "* seg = (" + T + "*)(" + a.scratch + " + " + S(l.seg) + ");");
+    pragma_if(a.w, "nb * " + S(p.R * p.L * p.Og) + " >= " + S(kParallel));
+    a.w.open("for (int64_t tt = 0; tt < " + S(sg * g.G) + "; ++tt)");
+    a.w.line("const int64_t s = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ", s0 = s * " + S(per) + " < nb ? s * " +
+             S(per) + " : nb, s1 = (s + 1) * " + S(per) + " < nb ? (s + 1) * " + S(per) + " : nb;");
+    a.w.line(T + "* out = " + (sg > 1 ? "seg + s * " + S(OK) : std::string("dst")) + " + gi * " + S(p.Og * p.K) + ";");
+    a.w.open("for (int64_t n = s0; n < s1; ++n)");
+    a.w.open("for (int64_t r = gi * " + S(p.K) + "; r < (gi + 1) * " + S(p.K) + "; ++r)");
     a.w.line(im2col);
+    a.w.close();
     a.w.close();
     a.w.open("for (int64_t row = 0; row < " + S(p.Og) + "; row += MG_DOTS_RB)");
     a.w.line("mg_conv_dots_" + s + "(" + S(p.Og) + " - row < MG_DOTS_RB ? " + S(p.Og) + " - row : MG_DOTS_RB, " +
-             S(p.K) + ", " + NL + ", " + A + " + (gi * " + S(p.Og) + " + row) * " + NL + ", " + NL + ", col + gi * " +
-             S(p.K) + " * " + NL + ", " + NL + ", dst + gi * " + S(p.Og * p.K) + " + row * " + S(p.K) + ");");
+             S(p.K) + ", (s1 - s0) * " + S(p.L) + ", " + A + " + (gi * " + S(p.Og) + " + row) * " + NL + " + s0 * " +
+             S(p.L) + ", " + NL + ", col + gi * " + S(p.K) + " * " + NL + " + s0 * " + S(p.L) + ", " + NL +
+             ", out + row * " + S(p.K) + ");");
     a.w.close();
     a.w.close();
-  } else if (sg == 1) {
+    if (sg > 1) {
+      pragma_if(a.w, S(OK * sg) + " >= " + S(kParallel));
+      a.w.open("for (int64_t e = 0; e < " + S(OK) + "; ++e)");
+      a.w.line(T + " acc = seg[e];");
+      a.w.line("for (int64_t s = 1; s < " + S(sg) + "; ++s) acc += seg[s * " + S(OK) + " + e];");
+      a.w.line("dst[e] = acc;");
+      a.w.close();
+    }
+  } else {
     emit_gemms(a, {S(g.G), g.G, p.Og, p.K, NL, p.nb * p.L, "const int64_t gi = tt;", A + " + gi * " + S(p.Og) + " * " + NL,
                    NL, "1", "col + gi * " + S(p.K) + " * " + NL, "1", NL, "dst + gi * " + S(p.Og * p.K)},
                l.bpack);
-  } else {
-    const std::int64_t per = (p.nb + sg - 1) / sg, OK = g.O * p.K;
-    a.w.line(T + "* seg = (" + T + "*)(" + a.scratch + " + " + S(l.seg) + ");");
-    const std::string vars = "const int64_t s = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ", s0 = s * " + S(per) +
-                             " < nb ? s * " + S(per) + " : nb, s1 = (s + 1) * " + S(per) + " < nb ? (s + 1) * " + S(per) +
-                             " : nb;";
-    emit_gemms(a, {S(sg * g.G), sg * g.G, p.Og, p.K, "(s1 - s0) * " + S(p.L), per * p.L, vars,
-                   A + " + gi * " + S(p.Og) + " * " + NL + " + s0 * " + S(p.L), NL, "1",
-                   "col + gi * " + S(p.K) + " * " + NL + " + s0 * " + S(p.L), "1", NL,
-                   "seg + s * " + S(OK) + " + gi * " + S(p.Og * p.K)},
-               l.bpack);
-    pragma_if(a.w, S(OK * sg) + " >= " + S(kParallel));
-    a.w.open("for (int64_t e = 0; e < " + S(OK) + "; ++e)");
-    a.w.line(T + " acc = seg[e];");
-    a.w.line("for (int64_t s = 1; s < " + S(sg) + "; ++s) acc += seg[s * " + S(OK) + " + e];");
-    a.w.line("dst[e] = acc;");
-    a.w.close();
   }
   if (p.nb < g.N) {
     a.w.open("if (n0 > 0)");

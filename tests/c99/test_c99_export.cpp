@@ -162,10 +162,11 @@ TEST(C99Export, ConvolutionsExportMallocFree) {
   ir::Value gy = g.add_input("gy", Type{f32, {64, 16, 20, 20}});
   ir::Value x2 = g.add_input("x2", Type{f32, {2, 16, 32, 32}}), w2 = g.add_input("w2", Type{f32, {32, 16, 3, 3}});
   ir::Value x3 = g.add_input("x3", Type{f32, {1, 8, 10, 10}}), gy3 = g.add_input("gy3", Type{f32, {1, 16, 10, 10}});
+  ir::Value x4 = g.add_input("x4", Type{f32, {2, 8, 16, 16}}), w4 = g.add_input("w4", Type{f32, {16, 8, 3, 3}});
   g.outputs = {ir::conv2d(x, w, p).id, ir::conv2d_input_grad(gy, w, p, {20, 20}).id,
                ir::conv2d_weight_grad(x, gy, p, {3, 3}).id, ir::conv2d(x2, w2, p).id,
-               ir::conv2d_weight_grad(x3, gy3, grouped, {3, 3}).id};
-  g.output_names = {"y", "dx", "dw", "y2", "dw3"};
+               ir::conv2d_weight_grad(x3, gy3, grouped, {3, 3}).id, ir::conv2d(x4, w4, p).id};
+  g.output_names = {"y", "dx", "dw", "y2", "dw3", "y4"};
   const rt::c99::Module m = rt::c99::export_c(g, (dir / "out").string(), {.name = "conv"});
   for (const char* fn : {"mg_gemm_small_f32(1", "mg_gemm_f32(", "mg_conv_gemm_f32(", "mg_conv_dots_f32(",
                          "mg_conv_im2col_f32", "mg_conv_col2im_f32", "seg + s"})
