@@ -30,6 +30,30 @@ constexpr const char* kIm2col = R"(static void mg_conv_im2col_$S(const $T* x, in
   const int64_t c = r / (kh * kw), p = (r / kw) % kh, q = r % kw, off = q * dw - pw;
   const $T* plane = x + c * H * W;
   int64_t i, j, j0 = off >= 0 ? 0 : (-off + sw - 1) / sw, j1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+  if (sh == 1 && sw == 1 && dh == 1 && Wo == W && Ho > 0) {
+    /* A "same" convolution: the row is the plane shifted by (p*dh - ph, off), one copy of
+       the valid rows (a row's overhang reads its neighbour, inside the plane), then the
+       overhang and the rows outside zeroed (14-wide rows: a copy per row cost 3x). */
+    const int64_t sh0 = p * dh - ph, i0 = sh0 >= 0 ? 0 : -sh0, i1 = H - sh0 < Ho ? H - sh0 : Ho;
+    if (j1 > Wo) j1 = Wo;
+    if (i0 >= i1 || j0 >= j1) {
+      for (i = 0; i < Ho * Wo; ++i) dst[i] = 0;
+      return;
+    }
+    for (i = 0; i < i0 * Wo; ++i) dst[i] = 0;
+    {
+      const int64_t e0 = i0 * Wo + j0, e1 = (i1 - 1) * Wo + j1;
+      const $T* src = plane + (e0 + sh0 * W + off);
+      $T* d = dst + e0;
+      for (i = 0; i < e1 - e0; ++i) d[i] = src[i];
+    }
+    for (i = i0; i < i1; ++i) {
+      for (j = 0; j < j0; ++j) dst[i * Wo + j] = 0;
+      for (j = j1; j < Wo; ++j) dst[i * Wo + j] = 0;
+    }
+    for (i = i1 * Wo; i < Ho * Wo; ++i) dst[i] = 0;
+    return;
+  }
   if (j0 > Wo) j0 = Wo;
   if (j1 > Wo) j1 = Wo;
   if (j1 < j0) j1 = j0;
@@ -52,18 +76,36 @@ constexpr const char* kIm2col = R"(static void mg_conv_im2col_$S(const $T* x, in
 
 // The adjoint for one channel: plane[H*W] = the sum of the kh*kw column rows `col` (each
 // ld long) at the elements they read. Same order of summation as the interpreter's.
-constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S(const $T* col, int64_t ld, $T* plane, int64_t H, int64_t W,
+// A "same" convolution (stride 1, as wide out as in): each column row adds to the plane as
+// one shifted contiguous run, its overhang columns zeroed first (the columns are scratch),
+// so the run adds +0 where a row wraps into its neighbour.
+constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S($T* col, int64_t ld, $T* plane, int64_t H, int64_t W,
                               int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                               int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
   int64_t e, p, q, i, j;
   for (e = 0; e < H * W; ++e) plane[e] = 0;
   for (p = 0; p < kh; ++p)
     for (q = 0; q < kw; ++q) {
-      const $T* src = col + (p * kw + q) * ld;
+      $T* src = col + (p * kw + q) * ld;
       const int64_t off = q * dw - pw;
       int64_t j0 = off >= 0 ? 0 : (-off + sw - 1) / sw, j1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
       if (j0 > Wo) j0 = Wo;
       if (j1 > Wo) j1 = Wo;
+      if (sh == 1 && sw == 1 && dh == 1 && Wo == W) {
+        const int64_t sh0 = p * dh - ph, i0 = sh0 >= 0 ? 0 : -sh0, i1 = H - sh0 < Ho ? H - sh0 : Ho;
+        if (i0 >= i1 || j0 >= j1) continue;
+        for (i = i0; i < i1; ++i) {
+          for (j = 0; j < j0; ++j) src[i * Wo + j] = 0;
+          for (j = j1; j < Wo; ++j) src[i * Wo + j] = 0;
+        }
+        {
+          const int64_t e0 = i0 * Wo + j0, e1 = (i1 - 1) * Wo + j1;
+          const $T* s = src + e0;
+          $T* d = plane + (e0 + sh0 * W + off);
+          for (e = 0; e < e1 - e0; ++e) d[e] += s[e];
+        }
+        continue;
+      }
       for (i = 0; i < Ho; ++i) {
         const int64_t h = i * sh - ph + p * dh;
         $T* dst;
