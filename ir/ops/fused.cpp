@@ -309,9 +309,13 @@ CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string
         const Shape& src = body.node(b.inputs[0]).type.shape;
         const std::vector<std::int64_t> st = broadcast_strides(src, p.loop.shape);
         std::string off = c_offset(i, p.loop.shape, st);
-        if (row > 0 && !st.empty() && p.loop.shape.back() == row) {
-          off = c_offset("io", Shape(p.loop.shape.begin(), p.loop.shape.end() - 1), {st.begin(), st.end() - 1});
-          if (st.back() != 0) off += " + ii * " + std::to_string(st.back());
+        if (row > 0) {  // rows of the last t axes (fused_row: no division inside a row)
+          std::size_t t = 0;
+          for (std::int64_t e = 1; e < row && t < st.size(); ++t) e *= p.loop.shape[st.size() - 1 - t];
+          if (t == 0) t = 1;
+          const std::size_t k = st.size() - t;
+          off = c_offset("io", Shape(p.loop.shape.begin(), p.loop.shape.begin() + k), {st.begin(), st.begin() + k}) +
+                " + " + c_offset("ii", Shape(p.loop.shape.begin() + k, p.loop.shape.end()), {st.begin() + k, st.end()});
         }
         c.value[id] = name[b.inputs[0]] + "[" + off + "]";
         break;
@@ -477,10 +481,33 @@ std::int64_t fused_scratch(const Node& n, std::span<const Type>) {
   return defined_op("matmul").emit_c.scratch(*mm, types);
 }
 
+// The elements of a row: the product of the most trailing loop axes along which every
+// broadcast operand is read without a division (contiguous, or invariant). A bias over
+// [B, T, C] rows by C; one over [N, C, H, W] by H*W (per element it divided by 196 and
+// took % 16: a third of example 05's conv epilogue); a [C, H, W] block under a vmap batch
+// by C*H*W.
+std::int64_t fused_row(const Graph& body, const BodyPlan& p) {
+  const Shape& shape = p.loop.shape;
+  std::int64_t row = shape.empty() ? 0 : shape.back();
+  for (std::size_t t = 2; t <= shape.size(); ++t) {
+    const std::size_t k = shape.size() - t;
+    bool plain = true;
+    for (NodeId id = 0; id < body.size() && plain; ++id) {
+      if (p.role[id] != BodyRole::broadcast) continue;
+      const std::vector<std::int64_t> st = fused::broadcast_strides(body.node(body.node(id).inputs[0]).type.shape, shape);
+      plain = c_offset("ii", Shape(shape.begin() + k, shape.end()), {st.begin() + k, st.end()}).find_first_of("/%") ==
+              std::string::npos;
+    }
+    if (!plain) break;
+    row *= shape[k];
+  }
+  return row;
+}
+
 // Rows when a broadcast's flat index divides (a bias over [B, T, C]: `i % C` is a gather):
-// fused_c then loops over rows of the last axis, which is not a flat loop (EmitC::flat).
+// fused_c then loops over rows (fused_row), which is not a flat loop (EmitC::flat).
 bool loops_by_rows(const Graph& body, const BodyPlan& p, const fused::CBody& c, std::int64_t count) {
-  const std::int64_t row = p.loop.shape.empty() ? 0 : p.loop.shape.back();
+  const std::int64_t row = fused_row(body, p);
   if (row < 16 || count <= row) return false;
   for (NodeId id = 0; id < body.size(); ++id)
     if (p.role[id] == BodyRole::broadcast && c.value[id].find_first_of("/%") != std::string::npos) return true;
@@ -525,7 +552,7 @@ void fused_c(const CLoopArgs& a) {
   }
   if (count == 0) return;
   fused::CBody c = fused::c_body(body, p, name, "i");
-  const std::int64_t row = p.loop.shape.empty() ? 0 : p.loop.shape.back();
+  const std::int64_t row = fused_row(body, p);
   const bool rows = loops_by_rows(body, p, c, count);
   if (rows) {
     c = fused::c_body(body, p, name, "i", row);
