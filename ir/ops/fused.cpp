@@ -6,7 +6,9 @@
 // ops the contract names (broadcast_to, matmul); a final reduction (kind "reduce") is
 // recognised by its registry `fold` column and run by fused_reduce.cpp. No xtensor here.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/fused_body.hpp"
@@ -298,6 +300,20 @@ const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array
   return dst ? *dst : s.tile[p_.result];  // with dst: the whole result (its window is written)
 }
 
+// The C literal of a body constant whose elements are all the same finite float (the
+// zeros a relu's gradient compares with, folded to a full array): read as a scalar, the
+// loop indexes no array with `i % n` (a division per element, and a loop by rows).
+static std::optional<std::string> c_uniform(const Node& b) {
+  if (b.kind != NodeKind::constant || !b.literal || !is_float(b.type.dtype) || b.literal->numel() == 0) return {};
+  const Array& a = *b.literal;
+  const auto* bytes = static_cast<const unsigned char*>(a.raw());
+  const std::size_t sz = size_of(a.dtype());
+  for (std::int64_t e = 1; e < a.numel(); ++e)
+    if (std::memcmp(bytes, bytes + static_cast<std::size_t>(e) * sz, sz) != 0) return {};
+  if (!std::isfinite(a.at(0))) return {};
+  return c_lit(a.at(0), a.dtype());
+}
+
 CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string>& name, const std::string& i,
              std::int64_t row) {
   CBody c;
@@ -305,17 +321,25 @@ CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string
   for (NodeId id = 0; id < body.size(); ++id) {
     const Node& b = body.node(id);
     switch (p.role[id]) {
-      case BodyRole::tiled: c.value[id] = name[id] + "[" + i + "]"; break;
+      case BodyRole::tiled: c.value[id] = c_uniform(b).value_or(name[id] + "[" + i + "]"); break;
       case BodyRole::whole:
       case BodyRole::reduce: break;
       case BodyRole::matmul: c.value[id] = name[id] + "[" + i + "]"; break;
       case BodyRole::broadcast: {
+        if (auto lit = c_uniform(body.node(b.inputs[0]))) {
+          c.value[id] = *lit;
+          break;
+        }
         const Shape& src = body.node(b.inputs[0]).type.shape;
         const std::vector<std::int64_t> st = broadcast_strides(src, p.loop.shape);
         std::string off = c_offset(i, p.loop.shape, st);
-        if (row > 0 && !st.empty() && p.loop.shape.back() == row) {
-          off = c_offset("io", Shape(p.loop.shape.begin(), p.loop.shape.end() - 1), {st.begin(), st.end() - 1});
-          if (st.back() != 0) off += " + ii * " + std::to_string(st.back());
+        if (row > 0) {  // rows of the last t axes (fused_row: no division inside a row)
+          std::size_t t = 0;
+          for (std::int64_t e = 1; e < row && t < st.size(); ++t) e *= p.loop.shape[st.size() - 1 - t];
+          if (t == 0) t = 1;
+          const std::size_t k = st.size() - t;
+          off = c_offset("io", Shape(p.loop.shape.begin(), p.loop.shape.begin() + k), {st.begin(), st.begin() + k}) +
+                " + " + c_offset("ii", Shape(p.loop.shape.begin() + k, p.loop.shape.end()), {st.begin() + k, st.end()});
         }
         c.value[id] = name[b.inputs[0]] + "[" + off + "]";
         break;
@@ -348,7 +372,7 @@ std::vector<std::string> c_names(const Graph& body, const CLoopArgs& a) {
     const Node& b = body.node(id);
     if (b.kind == NodeKind::input)
       name[id] = a.in[static_cast<std::size_t>(std::find(ins.begin(), ins.end(), id) - ins.begin())];
-    if (b.kind == NodeKind::constant) {
+    if (b.kind == NodeKind::constant && !c_uniform(b)) {
       name[id] = a.out + "_c" + std::to_string(id);
       a.support(name[id], c_array(name[id], *b.literal));
     }
@@ -480,10 +504,33 @@ std::int64_t fused_scratch(const Node& n, std::span<const Type>) {
   return defined_op("matmul").emit_c.scratch(*mm, types);
 }
 
+// The elements of a row: the product of the most trailing loop axes along which every
+// broadcast operand is read without a division (contiguous, or invariant). A bias over
+// [B, T, C] rows by C; one over [N, C, H, W] by H*W (per element it divided by 196 and
+// took % 16: a third of example 05's conv epilogue); a [C, H, W] block under a vmap batch
+// by C*H*W.
+std::int64_t fused_row(const Graph& body, const BodyPlan& p) {
+  const Shape& shape = p.loop.shape;
+  std::int64_t row = shape.empty() ? 0 : shape.back();
+  for (std::size_t t = 2; t <= shape.size(); ++t) {
+    const std::size_t k = shape.size() - t;
+    bool plain = true;
+    for (NodeId id = 0; id < body.size() && plain; ++id) {
+      if (p.role[id] != BodyRole::broadcast) continue;
+      const std::vector<std::int64_t> st = fused::broadcast_strides(body.node(body.node(id).inputs[0]).type.shape, shape);
+      plain = c_offset("ii", Shape(shape.begin() + k, shape.end()), {st.begin() + k, st.end()}).find_first_of("/%") ==
+              std::string::npos;
+    }
+    if (!plain) break;
+    row *= shape[k];
+  }
+  return row;
+}
+
 // Rows when a broadcast's flat index divides (a bias over [B, T, C]: `i % C` is a gather):
-// fused_c then loops over rows of the last axis, which is not a flat loop (EmitC::flat).
+// fused_c then loops over rows (fused_row), which is not a flat loop (EmitC::flat).
 bool loops_by_rows(const Graph& body, const BodyPlan& p, const fused::CBody& c, std::int64_t count) {
-  const std::int64_t row = p.loop.shape.empty() ? 0 : p.loop.shape.back();
+  const std::int64_t row = fused_row(body, p);
   if (row < 16 || count <= row) return false;
   for (NodeId id = 0; id < body.size(); ++id)
     if (p.role[id] == BodyRole::broadcast && c.value[id].find_first_of("/%") != std::string::npos) return true;
@@ -528,7 +575,7 @@ void fused_c(const CLoopArgs& a) {
   }
   if (count == 0) return;
   fused::CBody c = fused::c_body(body, p, name, "i");
-  const std::int64_t row = p.loop.shape.empty() ? 0 : p.loop.shape.back();
+  const std::int64_t row = fused_row(body, p);
   const bool rows = loops_by_rows(body, p, c, count);
   if (rows) {
     c = fused::c_body(body, p, name, "i", row);

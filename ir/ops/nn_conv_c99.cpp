@@ -30,6 +30,30 @@ constexpr const char* kIm2col = R"(static void mg_conv_im2col_$S(const $T* x, in
   const int64_t c = r / (kh * kw), p = (r / kw) % kh, q = r % kw, off = q * dw - pw;
   const $T* plane = x + c * H * W;
   int64_t i, j, j0 = off >= 0 ? 0 : (-off + sw - 1) / sw, j1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+  if (sh == 1 && sw == 1 && dh == 1 && Wo == W && Ho > 0) {
+    /* A "same" convolution: the row is the plane shifted by (p*dh - ph, off), one copy of
+       the valid rows (a row's overhang reads its neighbour, inside the plane), then the
+       overhang and the rows outside zeroed (14-wide rows: a copy per row cost 3x). */
+    const int64_t sh0 = p * dh - ph, i0 = sh0 >= 0 ? 0 : -sh0, i1 = H - sh0 < Ho ? H - sh0 : Ho;
+    if (j1 > Wo) j1 = Wo;
+    if (i0 >= i1 || j0 >= j1) {
+      for (i = 0; i < Ho * Wo; ++i) dst[i] = 0;
+      return;
+    }
+    for (i = 0; i < i0 * Wo; ++i) dst[i] = 0;
+    {
+      const int64_t e0 = i0 * Wo + j0, e1 = (i1 - 1) * Wo + j1;
+      const $T* src = plane + (e0 + sh0 * W + off);
+      $T* d = dst + e0;
+      for (i = 0; i < e1 - e0; ++i) d[i] = src[i];
+    }
+    for (i = i0; i < i1; ++i) {
+      for (j = 0; j < j0; ++j) dst[i * Wo + j] = 0;
+      for (j = j1; j < Wo; ++j) dst[i * Wo + j] = 0;
+    }
+    for (i = i1 * Wo; i < Ho * Wo; ++i) dst[i] = 0;
+    return;
+  }
   if (j0 > Wo) j0 = Wo;
   if (j1 > Wo) j1 = Wo;
   if (j1 < j0) j1 = j0;
@@ -52,27 +76,241 @@ constexpr const char* kIm2col = R"(static void mg_conv_im2col_$S(const $T* x, in
 
 // The adjoint for one channel: plane[H*W] = the sum of the kh*kw column rows `col` (each
 // ld long) at the elements they read. Same order of summation as the interpreter's.
-constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S(const $T* col, int64_t ld, $T* plane, int64_t H, int64_t W,
+// A "same" convolution (stride 1, as wide out as in): each column row adds to the plane as
+// one shifted contiguous run, its overhang columns zeroed first (the columns are scratch),
+// so the run adds +0 where a row wraps into its neighbour.
+constexpr const char* kCol2im = R"(static void mg_conv_col2im_$S($T* col, int64_t ld, $T* plane, int64_t H, int64_t W,
                               int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                               int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
   int64_t e, p, q, i, j;
   for (e = 0; e < H * W; ++e) plane[e] = 0;
   for (p = 0; p < kh; ++p)
     for (q = 0; q < kw; ++q) {
-      const $T* src = col + (p * kw + q) * ld;
+      $T* src = col + (p * kw + q) * ld;
       const int64_t off = q * dw - pw;
       int64_t j0 = off >= 0 ? 0 : (-off + sw - 1) / sw, j1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
       if (j0 > Wo) j0 = Wo;
       if (j1 > Wo) j1 = Wo;
+      if (sh == 1 && sw == 1 && dh == 1 && Wo == W) {
+        const int64_t sh0 = p * dh - ph, i0 = sh0 >= 0 ? 0 : -sh0, i1 = H - sh0 < Ho ? H - sh0 : Ho;
+        if (i0 >= i1 || j0 >= j1) continue;
+        for (i = i0; i < i1; ++i) {
+          for (j = 0; j < j0; ++j) src[i * Wo + j] = 0;
+          for (j = j1; j < Wo; ++j) src[i * Wo + j] = 0;
+        }
+        {
+          const int64_t e0 = i0 * Wo + j0, e1 = (i1 - 1) * Wo + j1;
+          const $T* s = src + e0;
+          $T* d = plane + (e0 + sh0 * W + off);
+          for (e = 0; e < e1 - e0; ++e) d[e] += s[e];
+        }
+        continue;
+      }
       for (i = 0; i < Ho; ++i) {
         const int64_t h = i * sh - ph + p * dh;
         $T* dst;
         const $T* s = src + i * Wo;
         if (h < 0 || h >= H) continue;
         dst = plane + h * W + off;
-        for (j = j0; j < j1; ++j) dst[j * sw] += s[j];
+        if (sw == 1) for (j = j0; j < j1; ++j) dst[j] += s[j];  /* a vector loop */
+        else for (j = j0; j < j1; ++j) dst[j * sw] += s[j];
       }
     }
+}
+)";
+
+// C[m,n] (row stride ldc) = A @ B, B's rows contiguous (row stride brs) and read in place:
+// MR x NR register tiles (gemm_c99.cpp's shape, A broadcast from memory) over the full
+// panels, j outer so a k x NR panel of B stays in L1 across the row blocks; the edges one
+// row at a time. For the per-sample GEMMs of small convs (8-72 rows, k 9-72): packing B
+// cost as much as the tiles, and the unpacked one-row GEMM re-read B for every row of C
+// (2x OpenBLAS's time on example 05's CNN).
+constexpr const char* kTiles = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+typedef $T mg_conv_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($T)), __may_alias__));
+#if MG_GEMM_VB == 64
+#define MG_CONV_FMA_$S(acc, x, y) acc = _mm512_fmadd_p$P(x, y, acc)
+#define MG_CONV_SET1_$S(x) _mm512_set1_p$P(x)
+#else
+#define MG_CONV_FMA_$S(acc, x, y) acc = _mm256_fmadd_p$P(x, y, acc)
+#define MG_CONV_SET1_$S(x) _mm256_set1_p$P(x)
+#endif
+static void mg_conv_tile_$S(int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b, int64_t brs, $T* c,
+                            int64_t ldc) {
+  typedef mg_conv_v_$S V;
+  enum { MR = MG_GEMM_MR_$S, VL = MG_GEMM_NR_$S / 2 };
+  V acc0[MR], acc1[MR];
+  int64_t p, r;
+  for (r = 0; r < MR; ++r) acc0[r] = acc1[r] = (V){0};
+  for (p = 0; p < k; ++p) {
+    const V b0 = *(const V*)(b + p * brs), b1 = *(const V*)(b + p * brs + VL);
+    for (r = 0; r < MR; ++r) {
+      const V ar = MG_CONV_SET1_$S(a[r * ars + p * acs]);
+      MG_CONV_FMA_$S(acc0[r], ar, b0);
+      MG_CONV_FMA_$S(acc1[r], ar, b1);
+    }
+  }
+  for (r = 0; r < MR; ++r) {
+    *(V*)(c + r * ldc) = acc0[r];
+    *(V*)(c + r * ldc + VL) = acc1[r];
+  }
+}
+#else
+static void mg_conv_tile_$S(int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b, int64_t brs, $T* c,
+                            int64_t ldc) {
+  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S };
+  $T acc[MR][NR];
+  int64_t p, r, j;
+  for (r = 0; r < MR; ++r)
+    for (j = 0; j < NR; ++j) acc[r][j] = 0;
+  for (p = 0; p < k; ++p)
+    for (r = 0; r < MR; ++r) {
+      const $T ar = a[r * ars + p * acs];
+      MG_OMP(omp simd)
+      for (j = 0; j < NR; ++j) MG_GEMM_MAC_$S(acc[r][j], ar, b[p * brs + j]);
+    }
+  for (r = 0; r < MR; ++r)
+    for (j = 0; j < NR; ++j) c[r * ldc + j] = acc[r][j];
+}
+#endif
+/* Rows [0, m) x columns [j0, n) one row at a time, NR columns in registers. */
+static void mg_conv_edge_$S(int64_t m, int64_t j0, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs,
+                            const $T* b, int64_t brs, $T* c, int64_t ldc) {
+  enum { NR = MG_GEMM_NR_$S };
+  int64_t i, j, p, jb;
+  for (i = 0; i < m; ++i)
+    for (jb = j0; jb < n; jb += NR) {
+      const int64_t w = n - jb < NR ? n - jb : NR;
+      $T acc[NR];
+      for (j = 0; j < NR; ++j) acc[j] = 0;
+      for (p = 0; p < k; ++p) {
+        const $T x = a[i * ars + p * acs];
+        const $T* bp = b + p * brs + jb;
+        for (j = 0; j < w; ++j) MG_GEMM_MAC_$S(acc[j], x, bp[j]);
+      }
+      for (j = 0; j < w; ++j) c[i * ldc + jb + j] = acc[j];
+    }
+}
+static void mg_conv_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                            int64_t brs, $T* c) {
+  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S };
+  const int64_t m1 = m / MR * MR, n1 = n / NR * NR;
+  int64_t i, j;
+  for (j = 0; j < n1; j += NR)
+    for (i = 0; i < m1; i += MR) mg_conv_tile_$S(k, a + i * ars, ars, acs, b + j, brs, c + i * n + j, n);
+  mg_conv_edge_$S(m1, n1, n, k, a, ars, acs, b, brs, c, n);
+  mg_conv_edge_$S(m - m1, 0, n, k, a + m1 * ars, ars, acs, b, brs, c + m1 * n, n);
+}
+)";
+
+// C[m,n] = A @ B^T with A's and B's rows contiguous along k (the weight gradient: dy @
+// col^T, col read in place): blocks of 4 x CB dot products, each in vector lanes (4 x 4
+// vectors of 16 f32 at AVX-512) that add up as a fixed tree, then the k tail in order; the
+// edges one dot product at a time. The one-row dot GEMM loaded 5 vectors per 4 FMAs: 1.1 ms
+// of example 05's 4 ms per-sample step.
+constexpr const char* kDots = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+typedef $T mg_dots_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($T)), __may_alias__));
+#if MG_GEMM_VB == 64
+#define MG_DOTS_FMA_$S(acc, x, y) acc = _mm512_fmadd_p$P(x, y, acc)
+#define MG_DOTS_CB 4
+#else
+#define MG_DOTS_FMA_$S(acc, x, y) acc = _mm256_fmadd_p$P(x, y, acc)
+#define MG_DOTS_CB 2
+#endif
+/* The lanes' sum (the dot products are short, k 196: a scalar tree per block cost more
+   than its FMAs). */
+static $T mg_dots_sum_$S(mg_dots_v_$S v) {
+#if MG_GEMM_VB == 64
+  return _mm512_reduce_add_p$P(v);
+#else
+  enum { VL = MG_GEMM_VB / (int)sizeof($T) };
+  $T t[VL];
+  int h, l;
+  *(mg_dots_v_$S*)t = v;
+  for (h = VL / 2; h > 0; h /= 2)
+    for (l = 0; l < h; ++l) t[l] += t[l + h];
+  return t[0];
+#endif
+}
+static void mg_dots_block_$S(int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs, $T* c, int64_t ldc) {
+  typedef mg_dots_v_$S V;
+  enum { VL = MG_GEMM_VB / (int)sizeof($T), RB = 4, CB = MG_DOTS_CB };
+  V acc[RB][CB];
+  int64_t p, r, j;
+  for (r = 0; r < RB; ++r)
+    for (j = 0; j < CB; ++j) acc[r][j] = (V){0};
+  for (p = 0; p + VL <= k; p += VL) {
+    V bv[CB];
+    for (j = 0; j < CB; ++j) bv[j] = *(const V*)(b + j * bcs + p);
+    for (r = 0; r < RB; ++r) {
+      const V av = *(const V*)(a + r * ars + p);
+      for (j = 0; j < CB; ++j) MG_DOTS_FMA_$S(acc[r][j], av, bv[j]);
+    }
+  }
+#if MG_GEMM_VB == 64
+  if (p < k) { /* the k tail as one masked step (196 = 12 x 16 + 4: scalar, a quarter of the FMAs) */
+    const unsigned mk = (1u << (k - p)) - 1u;
+    V bv[CB];
+    for (j = 0; j < CB; ++j) bv[j] = _mm512_maskz_loadu_p$P(mk, b + j * bcs + p);
+    for (r = 0; r < RB; ++r) {
+      const V av = _mm512_maskz_loadu_p$P(mk, a + r * ars + p);
+      for (j = 0; j < CB; ++j) MG_DOTS_FMA_$S(acc[r][j], av, bv[j]);
+    }
+    p = k;
+  }
+#endif
+  for (r = 0; r < RB; ++r)
+    for (j = 0; j < CB; ++j) {
+      $T s = mg_dots_sum_$S(acc[r][j]);
+      int64_t q;
+      for (q = p; q < k; ++q) MG_GEMM_MAC_$S(s, a[r * ars + q], b[j * bcs + q]);
+      c[r * ldc + j] = s;
+    }
+}
+#define MG_DOTS_RB 4
+#else
+#define MG_DOTS_RB 1
+#define MG_DOTS_CB 1
+static void mg_dots_block_$S(int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs, $T* c, int64_t ldc) {
+  enum { L = 16 };
+  $T s[L];
+  int64_t p, l, h;
+  (void)ars;
+  (void)ldc;
+  for (l = 0; l < L; ++l) s[l] = 0;
+  for (p = 0; p + L <= k; p += L)
+    for (l = 0; l < L; ++l) MG_GEMM_MAC_$S(s[l], a[p + l], b[p + l]);
+  for (h = L / 2; h > 0; h /= 2)
+    for (l = 0; l < h; ++l) s[l] += s[l + h];
+  for (; p < k; ++p) MG_GEMM_MAC_$S(s[0], a[p], b[p]);
+  (void)bcs;
+  c[0] = s[0];
+}
+#endif
+/* One dot product, as a 1 x 1 block would compute it where blocks are vectors. */
+static void mg_dots_one_$S(int64_t k, const $T* a, const $T* b, $T* c) {
+#if MG_DOTS_RB > 1
+  typedef mg_dots_v_$S V;
+  enum { VL = MG_GEMM_VB / (int)sizeof($T) };
+  V acc = (V){0};
+  int64_t p;
+  $T s;
+  for (p = 0; p + VL <= k; p += VL) MG_DOTS_FMA_$S(acc, *(const V*)(a + p), *(const V*)(b + p));
+  s = mg_dots_sum_$S(acc);
+  for (; p < k; ++p) MG_GEMM_MAC_$S(s, a[p], b[p]);
+  *c = s;
+#else
+  mg_dots_block_$S(k, a, 0, b, 0, c, 0);
+#endif
+}
+static void mg_conv_dots_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs,
+                            $T* c) {
+  enum { RB = MG_DOTS_RB, CB = MG_DOTS_CB };
+  const int64_t m1 = m / RB * RB, n1 = n / CB * CB;
+  int64_t i, j;
+  for (i = 0; i < m1; i += RB)
+    for (j = 0; j < n1; j += CB) mg_dots_block_$S(k, a + i * ars, ars, b + j * bcs, bcs, c + i * n + j, n);
+  for (i = 0; i < m; ++i)
+    for (j = i < m1 ? n1 : 0; j < n; ++j) mg_dots_one_$S(k, a + i * ars, b + j * bcs, c + i * n + j);
 }
 )";
 
@@ -132,13 +370,64 @@ struct GemmLoop {
   std::int64_t kmax;
   std::string vars, A, ars, acs, B, brs, bcs, C;
 };
+// Whether the GEMMs of a loop take the blocks of dot products (kDots): A's and B^T's rows
+// contiguous along k, each task's GEMM below mg_gemm's threading size or one the unpacked
+// GEMM would take (a weight gradient's segments of the batch).
+bool dots(const GemmLoop& q, std::int64_t sz) {
+  return q.acs == "1" && q.brs == "1" && (q.m * q.n * q.kmax < kGemmThreads || small_gemm(q.m, q.n, q.kmax, sz));
+}
+// Whether they take the in-place tiles (kTiles): B's rows contiguous, and each task's GEMM
+// below the size from which mg_gemm threads itself (the loop over tasks and blocks of rows
+// is the threading).
+bool tiled(const GemmLoop& q) { return q.bcs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
+
+// The call of the tiles for rows [row, row + rows) of task tt's GEMM (C expressions).
+std::string tile_call(const CLoopArgs& a, const GemmLoop& q, const std::string& rows, const std::string& row) {
+  const DType t = a.node.type.dtype;
+  const std::string s(name_of(t));
+  a.support("mg_gemm_arch", gemm_c99::arch_text());
+  a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
+  a.support("mg_conv_gemm_" + s, gemm_c99::substitute(kTiles, t));
+  return "mg_conv_gemm_" + s + "(" + rows + ", " + S(q.n) + ", " + q.k + ", " + q.A + " + " + row + " * " + q.ars + ", " +
+         q.ars + ", " + q.acs + ", " + q.B + ", " + q.brs + ", " + q.C + " + " + row + " * " + S(q.n) + ");";
+}
+// Tiled GEMMs of many tasks (a batch of samples): each task's im2col (or col2im) beside its
+// GEMM in one OpenMP iteration, the columns still in L2 (64 samples' columns, 3.6 MB on
+// example 05, went to L3 and back between the two loops).
+constexpr std::int64_t kMergeTasks = 16;
+bool merged(const GemmLoop& q) { return tiled(q) && q.max_tasks >= kMergeTasks; }
+
 void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   const DType t = a.node.type.dtype;
   const std::string s(name_of(t)), T = c_type(t);
-  const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
-  const std::string fn = small ? "mg_gemm_small_" + s : "mg_gemm_" + s;
   a.support("mg_gemm_arch", gemm_c99::arch_text());
   a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
+  if (dots(q, static_cast<std::int64_t>(size_of(t)))) {
+    a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, t));
+    const std::string RB = "MG_DOTS_RB", rb = "((" + S(q.m) + " + " + RB + " - 1) / " + RB + ")";
+    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + rb + "; ++t)");
+    a.w.line("const int64_t tt = t / " + rb + ", row = t % " + rb + " * " + RB + ";");
+    a.w.line(q.vars);
+    a.w.line("mg_conv_dots_" + s + "(" + S(q.m) + " - row < " + RB + " ? " + S(q.m) + " - row : " + RB + ", " +
+             S(q.n) + ", " + q.k + ", " + q.A + " + row * " + q.ars + ", " + q.ars + ", " + q.B + ", " + q.bcs + ", " +
+             q.C + " + row * " + S(q.n) + ");");
+    a.w.close();
+    return;
+  }
+  if (tiled(q)) {
+    // One block of MR rows per iteration (MR: the compiling machine's, a C constant).
+    const std::string MR = "MG_GEMM_MR_" + s, rb = "((" + S(q.m) + " + " + MR + " - 1) / " + MR + ")";
+    pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + rb + "; ++t)");
+    a.w.line("const int64_t tt = t / " + rb + ", row = t % " + rb + " * " + MR + ";");
+    a.w.line(q.vars);
+    a.w.line(tile_call(a, q, S(q.m) + " - row < " + MR + " ? " + S(q.m) + " - row : " + MR, "row"));
+    a.w.close();
+    return;
+  }
+  const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
+  const std::string fn = small ? "mg_gemm_small_" + s : "mg_gemm_" + s;
   a.support(fn, small ? gemm_c99::small_text(t) : gemm_c99::packed_text(t));
   const std::string dims = S(q.n) + ", " + q.k + ", ";
   const std::string b = q.B + ", " + q.brs + ", " + q.bcs + ", ";
@@ -212,16 +501,29 @@ void emit_forward(const CLoopArgs& a, const Plan& p, const Layout& l) {
   a.w.line(T + "* col = (" + T + "*)" + a.scratch + ";");
   a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
+  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
+  const GemmLoop q{"nb * " + S(g.G), p.nb * g.G, p.Og, p.L, S(p.K), p.K, vars, Wt + " + gi * " + S(p.Og * p.K), S(p.K),
+                   "1", "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L), S(p.L), "1",
+                   Y + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L)};
+  if (merged(q)) {
+    pragma_if(a.w, "nb * " + S(g.G * p.Og * p.L * p.K) + " >= " + S(kParallel));
+    a.w.open("for (int64_t tt = 0; tt < nb * " + S(g.G) + "; ++tt)");
+    a.w.line(vars);
+    a.w.open("for (int64_t r = gi * " + S(p.K) + "; r < (gi + 1) * " + S(p.K) + "; ++r)");
+    a.w.line(use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + (n * " + S(p.R) +
+             " + r) * " + S(p.L) + ", " + geometry_args(g) + ");");
+    a.w.close();
+    a.w.line(tile_call(a, q, S(p.Og), "0"));
+    a.w.close();
+    a.w.close();
+    return;
+  }
   pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
   a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
   a.w.line(use(a, "im2col") + "(" + X + " + (n0 + t / " + S(p.R) + ") * " + S(g.C * g.H * g.W) + ", t % " + S(p.R) +
            ", col + t * " + S(p.L) + ", " + geometry_args(g) + ");");
   a.w.close();
-  const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
-  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.Og, p.L, S(p.K), p.K, vars, Wt + " + gi * " + S(p.Og * p.K), S(p.K), "1",
-                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L), S(p.L), "1",
-                 Y + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L)},
-             l.bpack);
+  emit_gemms(a, q, l.bpack);
   a.w.close();
 }
 
@@ -233,10 +535,24 @@ void emit_input_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
   // col[g*K + k, l] = sum_o w[g*Og + o, k] dy[n, g*Og + o, l]: A = w_g^T, read in place.
   const std::string vars = "const int64_t n = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ";";
-  emit_gemms(a, {"nb * " + S(g.G), p.nb * g.G, p.K, p.L, S(p.Og), p.Og, vars, Wt + " + gi * " + S(p.Og * p.K), "1", S(p.K),
-                 DY + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L), S(p.L), "1",
-                 "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L)},
-             l.bpack);
+  const GemmLoop q{"nb * " + S(g.G), p.nb * g.G, p.K, p.L, S(p.Og), p.Og, vars, Wt + " + gi * " + S(p.Og * p.K), "1",
+                   S(p.K), DY + " + ((n0 + n) * " + S(g.O) + " + gi * " + S(p.Og) + ") * " + S(p.L), S(p.L), "1",
+                   "col + (n * " + S(p.R) + " + gi * " + S(p.K) + ") * " + S(p.L)};
+  if (merged(q)) {
+    const std::int64_t Cg = g.C / g.G;
+    pragma_if(a.w, "nb * " + S(g.G * p.Og * p.L * p.K) + " >= " + S(kParallel));
+    a.w.open("for (int64_t tt = 0; tt < nb * " + S(g.G) + "; ++tt)");
+    a.w.line(vars);
+    a.w.line(tile_call(a, q, S(p.K), "0"));
+    a.w.open("for (int64_t c = gi * " + S(Cg) + "; c < (gi + 1) * " + S(Cg) + "; ++c)");
+    a.w.line(use(a, "col2im") + "(col + (n * " + S(g.C) + " + c) * " + S(g.kh * g.kw * p.L) + ", " + S(p.L) + ", " + DX +
+             " + ((n0 + n) * " + S(g.C) + " + c) * " + S(g.H * g.W) + ", " + geometry_args(g) + ");");
+    a.w.close();
+    a.w.close();
+    a.w.close();
+    return;
+  }
+  emit_gemms(a, q, l.bpack);
   pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
   a.w.open("for (int64_t t = 0; t < nb * " + S(g.C) + "; ++t)");
   a.w.line(use(a, "col2im") + "(col + t * " + S(g.kh * g.kw * p.L) + ", " + S(p.L) + ", " + DX + " + (n0 * " + S(g.C) +
@@ -256,12 +572,21 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   if (p.nb < g.N) a.w.line(T + "* part = (" + T + "*)(" + a.scratch + " + " + S(l.tmp) + ");");
   a.w.open("for (int64_t n0 = 0; n0 < " + S(g.N) + "; n0 += " + S(p.nb) + ")");
   a.w.line("const int64_t nb = " + S(g.N) + " - n0 < " + S(p.nb) + " ? " + S(g.N) + " - n0 : " + S(p.nb) + ";");
-  pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
-  a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
-  a.w.line("const int64_t r = t / nb, n = t % nb;");
-  a.w.line(use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + r * " + NL + " + n * " +
-           S(p.L) + ", " + geometry_args(g) + ");");
-  a.w.close();
+  const std::int64_t sg = segments(p, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
+  // Blocks of dot products (kDots) per group, or per group and segment of the batch: each
+  // iteration writes its columns and reads them back while they are in L2 (the chunk's,
+  // 3.6 MB in example 05's step, went to L3 and back between two loops). Small groups:
+  // per-sample gradients under vmap, one sample, a group per sample.
+  const bool merged = sg > 1 || p.Og * p.K * p.nb * p.L < kGemmThreads;
+  const std::string im2col = use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + r * " +
+                             NL + " + n * " + S(p.L) + ", " + geometry_args(g) + ");";
+  if (!merged) {
+    pragma_if(a.w, "nb * " + S(p.R * p.L) + " >= " + S(kParallel));
+    a.w.open("for (int64_t t = 0; t < nb * " + S(p.R) + "; ++t)");
+    a.w.line("const int64_t r = t / nb, n = t % nb;");
+    a.w.line(im2col);
+    a.w.close();
+  }
   std::string A = DY + " + n0 * " + S(g.O * p.L);
   if (p.nb > 1) {
     pragma_if(a.w, "nb * " + S(g.O * p.L) + " >= " + S(kParallel));
@@ -275,28 +600,42 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   }
   a.w.line(T + "* dst = " + (p.nb < g.N ? "n0 == 0 ? " + DW + " : part" : DW) + ";");
   // dw_g[Og, K] = dy_g[Og, nb*L] @ col_g[K, nb*L]^T: B = col_g^T, read in place.
-  const std::int64_t sg = segments(p, static_cast<std::int64_t>(size_of(a.node.type.dtype)));
-  if (sg == 1) {
+  if (merged) {
+    const std::string s(name_of(a.node.type.dtype));
+    const std::int64_t per = (p.nb + sg - 1) / sg, OK = g.O * p.K;
+    a.support("mg_gemm_arch", gemm_c99::arch_text());
+    a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(a.node.type.dtype));
+    a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, a.node.type.dtype));
+    if (sg > 1) a.w.line(T + "* seg = (" + T + "*)(" + a.scratch + " + " + S(l.seg) + ");");
+    pragma_if(a.w, "nb * " + S(p.R * p.L * p.Og) + " >= " + S(kParallel));
+    a.w.open("for (int64_t tt = 0; tt < " + S(sg * g.G) + "; ++tt)");
+    a.w.line("const int64_t s = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ", s0 = s * " + S(per) + " < nb ? s * " +
+             S(per) + " : nb, s1 = (s + 1) * " + S(per) + " < nb ? (s + 1) * " + S(per) + " : nb;");
+    a.w.line(T + "* out = " + (sg > 1 ? "seg + s * " + S(OK) : std::string("dst")) + " + gi * " + S(p.Og * p.K) + ";");
+    a.w.open("for (int64_t n = s0; n < s1; ++n)");
+    a.w.open("for (int64_t r = gi * " + S(p.K) + "; r < (gi + 1) * " + S(p.K) + "; ++r)");
+    a.w.line(im2col);
+    a.w.close();
+    a.w.close();
+    a.w.open("for (int64_t row = 0; row < " + S(p.Og) + "; row += MG_DOTS_RB)");
+    a.w.line("mg_conv_dots_" + s + "(" + S(p.Og) + " - row < MG_DOTS_RB ? " + S(p.Og) + " - row : MG_DOTS_RB, " +
+             S(p.K) + ", (s1 - s0) * " + S(p.L) + ", " + A + " + (gi * " + S(p.Og) + " + row) * " + NL + " + s0 * " +
+             S(p.L) + ", " + NL + ", col + gi * " + S(p.K) + " * " + NL + " + s0 * " + S(p.L) + ", " + NL +
+             ", out + row * " + S(p.K) + ");");
+    a.w.close();
+    a.w.close();
+    if (sg > 1) {
+      pragma_if(a.w, S(OK * sg) + " >= " + S(kParallel));
+      a.w.open("for (int64_t e = 0; e < " + S(OK) + "; ++e)");
+      a.w.line(T + " acc = seg[e];");
+      a.w.line("for (int64_t s = 1; s < " + S(sg) + "; ++s) acc += seg[s * " + S(OK) + " + e];");
+      a.w.line("dst[e] = acc;");
+      a.w.close();
+    }
+  } else {
     emit_gemms(a, {S(g.G), g.G, p.Og, p.K, NL, p.nb * p.L, "const int64_t gi = tt;", A + " + gi * " + S(p.Og) + " * " + NL,
                    NL, "1", "col + gi * " + S(p.K) + " * " + NL, "1", NL, "dst + gi * " + S(p.Og * p.K)},
                l.bpack);
-  } else {
-    const std::int64_t per = (p.nb + sg - 1) / sg, OK = g.O * p.K;
-    a.w.line(T + "* seg = (" + T + "*)(" + a.scratch + " + " + S(l.seg) + ");");
-    const std::string vars = "const int64_t s = tt / " + S(g.G) + ", gi = tt % " + S(g.G) + ", s0 = s * " + S(per) +
-                             " < nb ? s * " + S(per) + " : nb, s1 = (s + 1) * " + S(per) + " < nb ? (s + 1) * " + S(per) +
-                             " : nb;";
-    emit_gemms(a, {S(sg * g.G), sg * g.G, p.Og, p.K, "(s1 - s0) * " + S(p.L), per * p.L, vars,
-                   A + " + gi * " + S(p.Og) + " * " + NL + " + s0 * " + S(p.L), NL, "1",
-                   "col + gi * " + S(p.K) + " * " + NL + " + s0 * " + S(p.L), "1", NL,
-                   "seg + s * " + S(OK) + " + gi * " + S(p.Og * p.K)},
-               l.bpack);
-    pragma_if(a.w, S(OK * sg) + " >= " + S(kParallel));
-    a.w.open("for (int64_t e = 0; e < " + S(OK) + "; ++e)");
-    a.w.line(T + " acc = seg[e];");
-    a.w.line("for (int64_t s = 1; s < " + S(sg) + "; ++s) acc += seg[s * " + S(OK) + " + e];");
-    a.w.line("dst[e] = acc;");
-    a.w.close();
   }
   if (p.nb < g.N) {
     a.w.open("if (n0 > 0)");

@@ -217,11 +217,49 @@ void c_pool(const CLoopArgs& a, const nn::PoolGeom& g, const std::string& pre, c
   a.w.close();
 }
 
+// The gradient and select of 2x2 windows at stride 2 inside the plane (the usual CNN
+// pooling): a row of argmaxes first (nn_pool_kernels.cpp's for_window_argmax_2x2: picks as
+// 0/1 integers, the winner loaded by them; first maximum, a NaN wins), then the row's
+// scatter or gather. Scattering window by window kept every load behind the last store
+// (dx may alias x): 4x slower on example 05's shapes.
+bool is_2x2(const nn::PoolGeom& g) {
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 &&
+         2 * g.Ho <= g.H && 2 * g.Wo <= g.W;
+}
+void c_max_pool_2x2(const CLoopArgs& a, const nn::PoolGeom& g, bool grad) {
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"$Ho", S(g.Ho)}, {"$Wo", S(g.Wo)}, {"$H", S(g.H)}, {"$W", S(g.W)}, {"$T", c_type(a.node.type.dtype)}};
+  std::string text = "    const $T* x = " + a.in[0] + " + pl * $H * $W;\n    int64_t best[$Wo];\n";
+  if (grad)
+    text += "    const $T* gy = " + a.in[1] + " + pl * $Ho * $Wo;\n    $T* dx = " + a.out +
+            " + pl * $H * $W;\n    for (int64_t e = 0; e < $H * $W; ++e) dx[e] = 0;\n";
+  else
+    text += "    const $T* d = " + a.in[1] + " + pl * $H * $W;\n    $T* y = " + a.out + " + pl * $Ho * $Wo;\n";
+  text +=
+      "    for (int64_t i = 0; i < $Ho; ++i) {\n"
+      "      for (int64_t j = 0; j < $Wo; ++j) {\n"
+      "        const $T* p0 = x + 2 * i * $W + 2 * j;\n        const $T* p1 = p0 + $W;\n"
+      "        const int64_t tb = (p0[1] > p0[0]) | (p0[1] != p0[1]), td = (p1[1] > p1[0]) | (p1[1] != p1[1]);\n"
+      "        const $T m1 = p0[tb], m2 = p1[td];\n"
+      "        const int64_t tw = (m2 > m1) | (m2 != m2);\n"
+      "        best[j] = 2 * i * $W + 2 * j + tb + tw * ($W + td - tb);\n"
+      "      }\n";
+  text += grad ? "      for (int64_t j = 0; j < $Wo; ++j) dx[best[j]] += gy[i * $Wo + j];\n"
+               : "      for (int64_t j = 0; j < $Wo; ++j) y[i * $Wo + j] = d[best[j]];\n";
+  text += "    }\n";
+  if (g.planes == 0) return;
+  c_for(a.w, "pl", g.planes, g.planes * g.Ho * g.Wo * g.kh * g.kw, false);
+  a.w.raw(nn::c_fill(text, keys));
+  a.w.close();
+}
+
 EmitC c_max_pool(int kind) {  // 0: max_pool2d, 1: its grad, 2: select
   return c_loops([kind](const CLoopArgs& a) {
     const Shape& x = a.in_types[0].shape;
     const Shape& y = kind == 1 ? a.in_types[1].shape : a.node.type.shape;
     const nn::PoolGeom g = nn::pool_geom(x, y, a.node.attrs);
+    // The forward's window loop vectorises as it is (the general loop was as fast).
+    if (kind != 0 && is_2x2(g) && g.Wo > 0) return c_max_pool_2x2(a, g, kind == 1);
     std::string pre = "    const $T* x = " + a.in[0] + " + pl * $H * $W;\n";
     std::string body = kCArgmax;
     if (kind == 0) {

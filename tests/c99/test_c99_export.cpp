@@ -149,30 +149,42 @@ TEST(C99Export, CrossCompilesForCortexM4) {
   std::cout << "[ c99 ] Cortex-M4 object (text = code + const weights, bss = arena):\n" << log;
 }
 
-// A convolution and its two gradients (im2col in the arena scratch, the unpacked and the
-// packed GEMM, the weight gradient in segments of the batch) export as pedantic C99 that
-// allocates nothing: no malloc/calloc/free in the object's undefined symbols.
+// A convolution and its two gradients (im2col in the arena scratch, the in-place register
+// tiles, the unpacked and the packed GEMM, the weight gradient in segments of the batch or
+// as blocks of dot products per group) export as pedantic C99 that allocates nothing: no
+// malloc/calloc/free in the object's undefined symbols; with and without AVX-512 (the
+// tiles and dot products are vector extensions there, plain loops on a portable target).
 TEST(C99Export, ConvolutionsExportMallocFree) {
   testing::ScratchDir dir("mg_c99_conv_");
   ir::Graph g;
-  const ir::Conv2dParams p{.padding = {1, 1}};
+  const ir::Conv2dParams p{.padding = {1, 1}}, grouped{.padding = {1, 1}, .groups = 4};
   ir::Value x = g.add_input("x", Type{f32, {64, 2, 20, 20}}), w = g.add_input("w", Type{f32, {16, 2, 3, 3}});
   ir::Value gy = g.add_input("gy", Type{f32, {64, 16, 20, 20}});
+  ir::Value x2 = g.add_input("x2", Type{f32, {2, 16, 32, 32}}), w2 = g.add_input("w2", Type{f32, {32, 16, 3, 3}});
+  ir::Value x3 = g.add_input("x3", Type{f32, {1, 8, 10, 10}}), gy3 = g.add_input("gy3", Type{f32, {1, 16, 10, 10}});
+  ir::Value x4 = g.add_input("x4", Type{f32, {2, 8, 16, 16}}), w4 = g.add_input("w4", Type{f32, {16, 8, 3, 3}});
   g.outputs = {ir::conv2d(x, w, p).id, ir::conv2d_input_grad(gy, w, p, {20, 20}).id,
-               ir::conv2d_weight_grad(x, gy, p, {3, 3}).id};
-  g.output_names = {"y", "dx", "dw"};
+               ir::conv2d_weight_grad(x, gy, p, {3, 3}).id, ir::conv2d(x2, w2, p).id,
+               ir::conv2d_weight_grad(x3, gy3, grouped, {3, 3}).id, ir::conv2d(x4, w4, p).id};
+  g.output_names = {"y", "dx", "dw", "y2", "dw3", "y4"};
   const rt::c99::Module m = rt::c99::export_c(g, (dir / "out").string(), {.name = "conv"});
-  for (const char* fn : {"mg_gemm_small_f32", "mg_gemm_f32(", "mg_conv_im2col_f32", "mg_conv_col2im_f32", "seg + s"})
+  for (const char* fn : {"mg_gemm_small_f32(1", "mg_gemm_f32(", "mg_conv_gemm_f32(", "mg_conv_dots_f32(",
+                         "mg_conv_im2col_f32", "mg_conv_col2im_f32", "seg + s"})
     EXPECT_NE(m.source.find(fn), std::string::npos) << fn << " is not in the export";
   const std::string obj = (dir / "conv.o").string();
   std::string log;
-  ASSERT_EQ(sh("gcc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -c " + (dir / "out" / "conv.c").string() +
-                   " -o " + obj, &log),
-            0)
-      << log;
-  ASSERT_EQ(sh("nm -u " + obj, &log), 0) << log;
-  for (const char* fn : {"malloc", "calloc", "realloc", "free"})
-    EXPECT_EQ(log.find(std::string(" ") + fn + "\n"), std::string::npos) << fn << " in:\n" << log;
+  for (const std::string cc : {"gcc", "clang"}) {
+    if (!have(cc)) continue;
+    for (const char* arch : {"", " -march=skylake-avx512", " -mavx2 -mfma"}) {
+      ASSERT_EQ(sh(cc + " -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp" + arch + " -c " +
+                       (dir / "out" / "conv.c").string() + " -o " + obj, &log),
+                0)
+          << cc << arch << ":\n" << log;
+      ASSERT_EQ(sh("nm -u " + obj, &log), 0) << log;
+      for (const char* fn : {"malloc", "calloc", "realloc", "free"})
+        EXPECT_EQ(log.find(std::string(" ") + fn + "\n"), std::string::npos) << fn << " in:\n" << log;
+    }
+  }
 }
 
 TEST(C99Jit, CompilerErrorNamesTheGeneratedSource) {

@@ -164,6 +164,9 @@ TEST(ConvValues, AllPathsMatchNaiveLoops) {
       {8, 4, 10, 10, 4, 3, 3, {.padding = {1, 1}, .groups = 2}},   // OpenMP over samples, groups
       {6, 8, 12, 12, 8, 1, 1, {}},                                 // OpenMP over samples, pointwise
       {64, 1, 28, 28, 8, 3, 3, {.padding = {1, 1}}},               // example 05's first conv
+      // vmap's per-sample weight gradient: one sample, a group per sample; C99: blocks of
+      // dot products with a k tail (196), register tiles with edge rows and columns.
+      {1, 12, 14, 14, 60, 3, 3, {.padding = {1, 1}, .groups = 3}},
   };
   // Every case also through the C99 backend, one module for all (exact: integer values).
   // Its paths: chunks of the batch, few-row unpacked GEMMs, weight gradients summed in
