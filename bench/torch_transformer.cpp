@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "bench/timing.hpp"
 
 namespace mg::bench {
@@ -15,7 +17,9 @@ struct BlockImpl : torch::nn::Module {
   torch::nn::LayerNorm ln_1{torch::nn::LayerNormOptions({kD})}, ln_2{torch::nn::LayerNormOptions({kD})};
   torch::nn::MultiheadAttention attn{torch::nn::MultiheadAttentionOptions(kD, kH)};
   torch::nn::Linear c_fc{kD, 4 * kD}, c_proj{4 * kD, kD};
-  torch::Tensor mask = torch::ones({kT, kT}, torch::kBool).triu(1);
+  // Additive (-inf above the diagonal): libtorch 1.13's C++ MultiheadAttention adds
+  // attn_mask to the scores as it is, so a bool mask added 0/1 and attended everywhere.
+  torch::Tensor mask = torch::zeros({kT, kT}).masked_fill(torch::ones({kT, kT}, torch::kBool).triu(1), -INFINITY);
   BlockImpl() {
     register_module("ln_1", ln_1);
     register_module("ln_2", ln_2);

@@ -201,6 +201,10 @@ CFlatRange::~CFlatRange() {
   g_flat_range.reset();
 }
 
+bool c_flat_range_active() {
+  return g_flat_range.has_value();
+}
+
 void c_flat_for(CWriter& w, std::int64_t n, std::int64_t work) {
   if (!g_flat_range) return c_for(w, "i", n, work, true);
   MG_ASSERT(g_flat_range->n == n, "C99: a loop of another length inside a loop group");

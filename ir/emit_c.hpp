@@ -154,6 +154,7 @@ class CFlatRange {
   CFlatRange(const CFlatRange&) = delete;
   CFlatRange& operator=(const CFlatRange&) = delete;
 };
+bool c_flat_range_active();  // whether a CFlatRange is in scope
 
 // dst[dst_off + sum_k i_k*ds_k] = src[src_off + sum_k i_k*ss_k] over the index space
 // `shape` (any rank; strides in elements, any sign).

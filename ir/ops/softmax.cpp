@@ -353,10 +353,14 @@ void c_columns(const CLoopArgs& a, const std::string& body) {
 
 EmitC c_softmax_grad() {
   return c_loops([](const CLoopArgs& a) {
+    // simd: the f64 sum reassociated (as the interpreter's SIMD row); scalar, both passes
+    // cost attention's backward 40% more.
     const std::string body =
         "    double s = 0;\n    int64_t r;\n"
+        "    MG_OMP_GCC(omp simd reduction(+:s))\n"
         "    for (r = 0; r < $LEN; ++r) s += (double)$G[b + r * $IN] * (double)$X[b + r * $IN];\n"
         "    { const $T st = ($T)s;\n"
+        "      MG_OMP(omp simd)\n"
         "      for (r = 0; r < $LEN; ++r) $O[b + r * $IN] = $X[b + r * $IN] * ($G[b + r * $IN] - st); }\n";
     std::string with_g = body;
     for (std::size_t p; (p = with_g.find("$G")) != std::string::npos;) with_g.replace(p, 2, a.in[1]);
@@ -364,21 +368,50 @@ EmitC c_softmax_grad() {
   });
 }
 
+// softmax's (and log_softmax's) f32 exp, inlined so the exp pass vectorises without a call per vector: glibc's
+// 8-wide expf (libmvec) was 60% of C99 attention's softmax, and other libcs have no
+// vector expf at all. Cephes' expf (range reduction by ln 2 in two parts, a degree-6
+// polynomial, 2^n by the exponent bits): <= 1.5 ulp. Arguments are x - max <= 0: below
+// -86.5 it returns 0 (not the subnormal-range 1e-38: the output is relative to the row's
+// sum >= 1, so that is far below f32 resolution; it also keeps 2^n normal, as a
+// subnormal product costs a microcode assist per lane); NaN stays NaN, +inf gives +inf.
+constexpr const char* kSoftmaxExpf =
+    "static inline float mg_softmax_expf(float x) {\n"
+    "  const float xc = x > -86.5f ? (x < 88.7f ? x : 88.7f) : -86.5f;  /* NaN -> -86.5: n stays finite */\n"
+    "  const float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;  /* round(x / ln 2) */\n"
+    "  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;\n"
+    "  float p = 1.9875691500e-4f;\n"
+    "  p = p * r + 1.3981999507e-3f;\n  p = p * r + 8.3334519073e-3f;\n  p = p * r + 4.1665795894e-2f;\n"
+    "  p = p * r + 1.6666665459e-1f;\n  p = p * r + 5.0000001201e-1f;\n  p = p * r * r + r + 1.f;\n"
+    "  { union { int32_t i; float f; } e;\n    e.i = ((int32_t)n + 127) << 23;\n"
+    "    return x != x ? x : x < -86.5f ? 0.f : x > 88.7f ? (float)INFINITY : p * e.f; }\n"
+    "}\n";
+
 template <bool Log>
 EmitC c_softmax() {
   return c_loops([](const CLoopArgs& a) {
     const DType t = a.node.type.dtype;
-    const std::string inf = t == f32 ? "INFINITY" : "(double)INFINITY", ex = c_math("exp", t);
-    // simd reductions (max with a NaN flag, so a NaN still wins; the f64 sum reassociated,
+    std::string ex = c_math("exp", t);
+    if (t == f32) {
+      a.support("mg_softmax_expf", kSoftmaxExpf);
+      ex = "mg_softmax_expf";
+    }
+    const std::string inf = t == f32 ? "INFINITY" : "(double)INFINITY";
+    // simd reductions (max with a NaN flag, so a NaN still wins; the sum reassociated,
     // as the interpreter's vectorised fold): the scalar passes were a third of attention.
     // GCC only (MG_OMP_GCC): clang vectorises neither a float max nor expf here.
+    // The sum: f32 lanes for rows up to 1024 (as the interpreter's SIMD row; the f64
+    // conversions cost attention's softmax 30%), f64 for longer rows (a vocabulary), where
+    // a scalar f32 sum (clang) would lose digits.
+    const bool f32_sum = t == f32 && axis_view(a.in_types[0].shape, a.node.attrs.i64("axis")).len <= 1024;
+    const std::string acc = f32_sum ? "float" : "double";
     std::string body =
-        "    $T m = -" + inf + ";\n    double s = 0;\n    int64_t r;\n    int bad = 0;\n"
+        "    $T m = -" + inf + ";\n    " + acc + " s = 0;\n    int64_t r;\n    int bad = 0;\n"
         "    MG_OMP_GCC(omp simd reduction(max:m) reduction(|:bad))\n"
         "    for (r = 0; r < $LEN; ++r) { const $T x = $X[b + r * $IN]; m = x > m ? x : m; bad |= x != x; }\n"
         "    if (bad) m = ($T)NAN;\n"
         "    MG_OMP_GCC(omp simd reduction(+:s))\n"
-        "    for (r = 0; r < $LEN; ++r) { const $T e = " + ex + "($X[b + r * $IN] - m); $O[b + r * $IN] = e; s += (double)e; }\n";
+        "    for (r = 0; r < $LEN; ++r) { const $T e = " + ex + "($X[b + r * $IN] - m); $O[b + r * $IN] = e; s += (" + acc + ")e; }\n";
     if (Log)
       body += "    { const $T ls = ($T)log(s);\n      for (r = 0; r < $LEN; ++r) $O[b + r * $IN] = ($X[b + r * $IN] - m) - ls; }\n";
     else

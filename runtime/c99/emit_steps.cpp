@@ -258,7 +258,8 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
       std::string expr = expression(g, s, n, body);
       g_temps = nullptr;
       const std::int64_t row = n.type.shape.empty() ? 1 : n.type.shape.back();
-      const bool rows = g_strided_read && temps.empty() && row >= 16 && count > row;
+      // Not inside a loop group's chunk (loop_groups.cpp keeps such steps out of groups).
+      const bool rows = g_strided_read && temps.empty() && row >= 16 && count > row && !ir::c_flat_range_active();
       if (rows) {
         body.clear();
         g_rows = row;

@@ -9,8 +9,23 @@ namespace mg::rt::c99 {
 
 namespace {
 
-bool flat_step(const ir::Node& n) {
-  return is_c_expr(n) || (n.kind == ir::NodeKind::op && n.op->emit_c.flat && n.op->emit_c.flat(n));
+// Whether element i of `id` reads a strided (non-contiguous) view, through inlined operands.
+bool reads_strided_view(const ir::Graph& g, const Schedule& s, ir::NodeId id) {
+  for (ir::NodeId x : g.node(id).inputs) {
+    if (s.viewed[x] ? !s.views[x].contiguous() : s.inlined[x] && reads_strided_view(g, s, x)) return true;
+  }
+  return false;
+}
+
+// An expression reading a strided view loops by rows (emit_steps.cpp: io x ii, views
+// indexed without div/mod), not over a flat range: left alone, as a chunk of it would
+// cost div/mod gathers (and the row loop ignores the chunk range).
+bool flat_step(const ir::Graph& g, const Schedule& s, const ir::Node& n) {
+  if (is_c_expr(n)) {
+    const std::int64_t row = n.type.shape.empty() ? 1 : n.type.shape.back();
+    return !(row >= 16 && n.type.numel() > row && reads_strided_view(g, s, n.id));
+  }
+  return n.kind == ir::NodeKind::op && n.op->emit_c.flat && n.op->emit_c.flat(n);
 }
 
 // The buffers a flat step reads other than at its own element i (through a view, or a
@@ -47,9 +62,10 @@ std::vector<std::size_t> loop_group_ends(const ir::Graph& g, const Schedule& s) 
     const ir::Node& n = g.node(s.steps[k]);
     const std::int64_t count = n.type.numel();
     std::vector<ir::NodeId> mine;
-    const bool flat = flat_step(n) && count > kGroupChunk;  // one chunk: nothing to gain
+    const bool flat = flat_step(g, s, n) && count > kGroupChunk;  // one chunk: nothing to gain
     if (flat) strided_reads(g, s, n, count, mine);
-    bool joins = flat && k > start && g.node(s.steps[start]).type.numel() == count && flat_step(g.node(s.steps[start]));
+    bool joins = flat && k > start && g.node(s.steps[start]).type.numel() == count &&
+                 flat_step(g, s, g.node(s.steps[start]));
     for (std::size_t j = start; joins && j < k; ++j) {
       // Earlier steps' strided reads must survive this write; this step's strided reads
       // must not see what earlier steps write (only part of it is written yet).

@@ -105,3 +105,38 @@ TEST(C99LoopGroups, ARowLoopStaysOutOfGroups) {
 
 }  // namespace
 }  // namespace mg
+
+namespace mg {
+namespace {
+
+// An elementwise expression reading a permuted view (read in place, strided) loops by rows
+// too: after a flat step of its length it stays alone. In a group it ran whole in every
+// chunk (attention's q * scale after the heads' permute: 128 chunks, a third of the step).
+TEST(C99LoopGroups, AnExpressionReadingAStridedViewStaysOutOfGroups) {
+  ir::Graph g;
+  const Type t{f32, {8, 4, 64, 16}};
+  ir::Value qs = g.add_input("q", Type{f32, {2, 8, 64, 4, 16}}), y = g.add_input("y", t);
+  ir::Value q = ir::reduce("reduce_sum", qs, {0}, false);  // in the arena, written before the group
+  ir::Value a = ir::add(y, y);                             // flat
+  ir::Value r = ir::mul(ir::permute(q, {0, 2, 1, 3}), a);  // the view: rows
+  g.outputs = {a.id, r.id};
+  auto f = passes::fuse_elementwise(g);
+  rt::Bindings in{{"q", randn(Type{f32, {2, 8, 64, 4, 16}}, 1)}, {"y", randn(t, 2)}};
+  rt::c99::Options o;
+  o.standalone = false;
+  const std::string src = rt::c99::emit_module(*f, f->outputs, {}, o).source;
+  ASSERT_NE(src.find("const int64_t i = io * 16 + ii;"), std::string::npos) << src;
+  for (std::size_t at = src.find("one loop over chunks"); at != std::string::npos;
+       at = src.find("one loop over chunks", at + 1)) {
+    const std::size_t end = src.find("\n  /* ", at + 1);
+    EXPECT_EQ(src.substr(at, end - at).find("io * 16"), std::string::npos) << src;
+  }
+  const auto want = rt::compile(*f, f->outputs).run(in);
+  const auto got = rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(in);
+  for (std::size_t k = 0; k < want.size(); ++k)
+    for (std::int64_t i = 0; i < want[k].numel(); ++i)
+      ASSERT_NEAR(got[k].at(i), want[k].at(i), 16 * FLT_EPSILON * std::max(1.0, std::abs(want[k].at(i))));
+}
+
+}  // namespace
+}  // namespace mg
