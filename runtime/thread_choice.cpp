@@ -10,9 +10,12 @@
 namespace mg::rt {
 
 namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+// The mean, not the median: under load a 2-thread step is bimodal (mostly fast, now and
+// then a scheduler slice slower at a barrier), and the slow runs are what the caller pays.
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
 }
 }  // namespace
 
@@ -46,7 +49,7 @@ void ThreadChoice::record(int threads, double ms, Clock::time_point now) {
   times_[threads == low_ ? 0 : 1].push_back(ms);
   const std::size_t runs = std::min(times_[0].size(), times_[1].size());
   if (runs < 1) return;
-  const double low_ms = median(times_[0]), high_ms = median(times_[1]);
+  const double low_ms = mean(times_[0]), high_ms = mean(times_[1]);
   const double ratio = std::max(low_ms, high_ms) / std::min(low_ms, high_ms);
   // Clear differences end the comparison early: the loser's runs are its cost (under
   // heavy load a 2-thread CNN step took 300-500 ms against 3-30 at 1 thread).
@@ -59,7 +62,7 @@ void ThreadChoice::record(int threads, double ms, Clock::time_point now) {
   until_ = now + keep_;
   static const bool log = std::getenv("MG_THREAD_CHOICE_LOG") != nullptr;  // bench/load_bench: what was chosen
   if (log)
-    std::fprintf(stderr, "thread choice: %d threads (median %.3f ms of %zu runs) vs %d (%.3f ms of %zu), kept %.0f s\n",
+    std::fprintf(stderr, "thread choice: %d threads (mean %.3f ms of %zu runs) vs %d (%.3f ms of %zu), kept %.0f s\n",
                  chosen_, chosen_ms_, times_[chosen_ == low_ ? 0 : 1].size(), chosen_ == low_ ? high_ : low_,
                  std::max(low_ms, high_ms), times_[chosen_ == low_ ? 1 : 0].size(),
                  std::chrono::duration<double>(keep_).count());

@@ -4,7 +4,7 @@
 // MLP: 2 threads wait a time slice at each barrier, 5x slower) but not one of long kernels
 // (the CNN: 1 thread is ~1.8x its quiet 2-thread time, 2 threads ~1.1x). So under load a
 // run alternates the budget's count and the full count for a few runs, keeps the faster
-// (median), and measures again after a while (twice as long each time the same count
+// (mean), and measures again after a while (twice as long each time the same count
 // wins again: the loser's runs are the cost) or when the choice starts to run slow. A
 // candidate 3x slower than the other after two runs each (10x after one) loses at once. MG_THREAD_CHOICE_LOG
 // set in the environment prints each choice to stderr.
@@ -38,7 +38,7 @@ class ThreadChoice {
   int next_ = 0;                     // exploring: which candidate the next run takes
   std::vector<double> times_[2];     // exploring: ms per run, per candidate
   int chosen_ = 0;                   // 0: none yet
-  double chosen_ms_ = 0;             // the chosen candidate's median
+  double chosen_ms_ = 0;             // the chosen candidate's mean
   int slow_runs_ = 0;                // runs in a row over 2x chosen_ms_
   Clock::time_point until_{};        // when to measure again
   Clock::duration keep_ = kKeep;     // how long the current choice holds
