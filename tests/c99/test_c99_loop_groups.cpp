@@ -38,6 +38,26 @@ void adam(ir::Graph& g, const Shape& shape, const std::string& p) {
   for (ir::Value o : {m1, v1, w1}) g.outputs.push_back(o.id);
 }
 
+// `g`'s C99 module loops by rows of `row` elements somewhere, never between a loop
+// group's header and its end, and computes what the interpreter does.
+void expect_rows_outside_groups(const ir::Graph& g, const rt::Bindings& in, int row) {
+  rt::c99::Options o;
+  o.standalone = false;
+  const std::string src = rt::c99::emit_module(g, g.outputs, {}, o).source;
+  const std::string rows = "io * " + std::to_string(row);
+  ASSERT_NE(src.find("const int64_t i = " + rows + " + ii;"), std::string::npos) << src;
+  for (std::size_t at = src.find("one loop over chunks"); at != std::string::npos;
+       at = src.find("one loop over chunks", at + 1)) {
+    const std::size_t end = src.find("\n  /* ", at + 1);
+    EXPECT_EQ(src.substr(at, end - at).find(rows), std::string::npos) << src;
+  }
+  const auto want = rt::compile(g, g.outputs).run(in);
+  const auto got = rt::compile(g, g.outputs, {}, rt::Backend::c99).run(in);
+  for (std::size_t k = 0; k < want.size(); ++k)
+    for (std::int64_t i = 0; i < want[k].numel(); ++i)
+      ASSERT_NEAR(got[k].at(i), want[k].at(i), 16 * FLT_EPSILON * std::max(1.0, std::abs(want[k].at(i))));
+}
+
 TEST(C99LoopGroups, AdamUpdatesRunAsOneChunkedLoop) {
   ir::Graph g;
   adam(g, {128, 784}, "a.");  // 98 chunks: one group of three loops
@@ -86,21 +106,7 @@ TEST(C99LoopGroups, ARowLoopStaysOutOfGroups) {
   g.outputs = {a.id, r.id, z.id};
   auto f = passes::fuse_elementwise(g);
   rt::Bindings in{{"x", randn(t, 1)}, {"y", randn(t, 2)}, {"b", randn(Type{f32, {4, 128}}, 3)}};
-  rt::c99::Options o;
-  o.standalone = false;
-  const std::string src = rt::c99::emit_module(*f, f->outputs, {}, o).source;
-  ASSERT_NE(src.find("const int64_t i = io * 128 + ii;"), std::string::npos) << src;
-  // No row loop between a group's header and its end.
-  for (std::size_t at = src.find("one loop over chunks"); at != std::string::npos;
-       at = src.find("one loop over chunks", at + 1)) {
-    const std::size_t end = src.find("\n  /* ", at + 1);
-    EXPECT_EQ(src.substr(at, end - at).find("io * 128"), std::string::npos) << src;
-  }
-  const auto want = rt::compile(*f, f->outputs).run(in);
-  const auto got = rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(in);
-  for (std::size_t k = 0; k < want.size(); ++k)
-    for (std::int64_t i = 0; i < want[k].numel(); ++i)
-      ASSERT_NEAR(got[k].at(i), want[k].at(i), 16 * FLT_EPSILON * std::max(1.0, std::abs(want[k].at(i))));
+  expect_rows_outside_groups(*f, in, 128);
 }
 
 }  // namespace
@@ -122,20 +128,7 @@ TEST(C99LoopGroups, AnExpressionReadingAStridedViewStaysOutOfGroups) {
   g.outputs = {a.id, r.id};
   auto f = passes::fuse_elementwise(g);
   rt::Bindings in{{"q", randn(Type{f32, {2, 8, 64, 4, 16}}, 1)}, {"y", randn(t, 2)}};
-  rt::c99::Options o;
-  o.standalone = false;
-  const std::string src = rt::c99::emit_module(*f, f->outputs, {}, o).source;
-  ASSERT_NE(src.find("const int64_t i = io * 16 + ii;"), std::string::npos) << src;
-  for (std::size_t at = src.find("one loop over chunks"); at != std::string::npos;
-       at = src.find("one loop over chunks", at + 1)) {
-    const std::size_t end = src.find("\n  /* ", at + 1);
-    EXPECT_EQ(src.substr(at, end - at).find("io * 16"), std::string::npos) << src;
-  }
-  const auto want = rt::compile(*f, f->outputs).run(in);
-  const auto got = rt::compile(*f, f->outputs, {}, rt::Backend::c99).run(in);
-  for (std::size_t k = 0; k < want.size(); ++k)
-    for (std::int64_t i = 0; i < want[k].numel(); ++i)
-      ASSERT_NEAR(got[k].at(i), want[k].at(i), 16 * FLT_EPSILON * std::max(1.0, std::abs(want[k].at(i))));
+  expect_rows_outside_groups(*f, in, 16);
 }
 
 }  // namespace
