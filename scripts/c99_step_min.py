@@ -13,19 +13,11 @@ mean mostly measures the load (scripts/profile_c99_steps.py times the real call,
 Each argument gets MG_ARG_MIB (default 16) MiB: raise it for modules with larger inputs.
 """
 import re, subprocess, sys, os
+from c99_steps import instrument
 src = open(sys.argv[1]).read().split("\n")
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 thr = sys.argv[3] if len(sys.argv) > 3 else "1"
-start = next(i for i, l in enumerate(src) if l.startswith("int mg_jit_run("))
-end = next(i for i in range(start, len(src)) if src[i] == "}")
-out, labels = [], []
-for i, l in enumerate(src):
-    if start < i <= end and l.startswith("  /* %"):
-        out.append(f"  mg_tick({len(labels)});")
-        labels.append(l[5:].split("  ")[0][:80].replace("\\", "").replace('"', ""))
-    if start < i < end and l == "  return 0;" and src[i + 1] == "}":
-        out.append(f"  mg_tick({len(labels)});")
-    out.append("#include <stdint.h>" if l.startswith('#include "mg_jit') else l)
+out, labels = instrument(src, "mg_tick")
 n = len(labels)
 call = next(l for l in src if l.strip().startswith("return mg_jit_run("))
 nargs = call.count("args[")

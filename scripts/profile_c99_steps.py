@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from c99_steps import instrument
+
 
 def fnv1a(data: bytes) -> str:  # runtime/c99/jit_cache.cpp's content hash
     h = 1469598103934665603
@@ -35,17 +37,7 @@ def main() -> int:
     cache = sys.argv[1]
     key = sys.argv[2] if len(sys.argv) > 2 else os.path.basename(max(glob.glob(f"{cache}/mg_jit-*.c"), key=os.path.getsize))[:-2]
     src = open(f"{cache}/{key}.c").read().split("\n")
-    start = next(i for i, l in enumerate(src) if l.startswith("int mg_jit_run("))
-    end = next(i for i in range(start, len(src)) if src[i] == "}")
-    out, labels = [], []
-    for i, l in enumerate(src):
-        if start < i <= end and (l.startswith("  /* %") or l.startswith("  /* steps")):  # a loop group is one step
-            out.append(f"  mg_prof_tick({len(labels)});")
-            labels.append(l[5:].split("  ")[0][:90].replace("\\", "").replace('"', ""))
-        if start < i < end and l == "  return 0;" and src[i + 1] == "}":
-            out.append(f"  mg_prof_tick({len(labels)}); mg_prof_dump();")
-        # The module's own header is not cached: the types it declares are stdint's.
-        out.append("#include <stdint.h>" if l.startswith('#include "mg_jit') else l)
+    out, labels = instrument(src, "mg_prof_tick", " mg_prof_dump();")
     n = len(labels)
     timer = f"""#include <stdio.h>
 #include <time.h>
