@@ -114,14 +114,6 @@ BodyPlan analyze(const Node& n, std::span<const Type> in) {
   return p;
 }
 
-std::vector<std::int64_t> broadcast_strides(const Shape& src, const Shape& loop) {
-  std::vector<std::int64_t> s(loop.size(), 0);
-  const auto st = strides_of(src);
-  const std::size_t lead = loop.size() - src.size();
-  for (std::size_t k = 0; k < src.size(); ++k) s[lead + k] = src[k] == 1 ? 0 : st[k];
-  return s;
-}
-
 namespace {
 
 // n elements of E bytes from src with element stride sstride (0: a splat) to dst.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "minigrad/ir/ops/rules.hpp"
+#include "minigrad/ir/ops/strided_copy.hpp"
 
 namespace mg::ir::fused {
 
@@ -100,7 +101,6 @@ CBody c_body(const Graph& body, const BodyPlan& p, const std::vector<std::string
 // The C names of a body's parameters (the node's inputs) and constants (file-scope
 // arrays, added through a.support, named after a.out).
 std::vector<std::string> c_names(const Graph& body, const CLoopArgs& a);
-// NumPy broadcasting as an index map: per loop axis the source stride, 0 on broadcast axes.
-std::vector<std::int64_t> broadcast_strides(const Shape& src, const Shape& loop);
+using kernels::broadcast_strides;
 
 }  // namespace mg::ir::fused

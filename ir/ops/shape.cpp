@@ -110,14 +110,7 @@ EmitC c_permute() {
   return e;
 }
 
-std::vector<std::int64_t> broadcast_strides(const Shape& x, const Shape& s) {
-  const auto xs = strides_of(x);
-  const std::size_t lead = s.size() - x.size();
-  std::vector<std::int64_t> src(s.size(), 0);
-  for (std::size_t i = 0; i < x.size(); ++i)
-    if (x[i] == s[lead + i]) src[lead + i] = xs[i];
-  return src;
-}
+using kernels::broadcast_strides;
 
 EmitC c_broadcast() {
   EmitC e = c_loops([](const CLoopArgs& a) {

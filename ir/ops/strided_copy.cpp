@@ -169,6 +169,17 @@ void strided_copy(std::byte* dst, const std::byte* src, std::size_t elem_size, c
   }
 }
 
+std::vector<std::int64_t> broadcast_strides(std::span<const std::int64_t> from, std::span<const std::int64_t> to) {
+  std::vector<std::int64_t> strides(to.size(), 0);
+  const std::size_t lead = to.size() - from.size();
+  std::int64_t stride = 1;  // row-major strides of `from`, innermost first
+  for (std::size_t k = from.size(); k-- > 0;) {
+    if (from[k] != 1) strides[lead + k] = stride;
+    stride *= from[k];
+  }
+  return strides;
+}
+
 void fill_elements(std::byte* dst, std::int64_t n, const void* value, std::size_t elem_size) {
   if (n <= 0) return;
   StridedBox box{{n}, {1}, {0}};

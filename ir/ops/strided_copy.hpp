@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace mg::ir::kernels {
@@ -24,6 +25,10 @@ struct StridedBox {
 // contiguous axes, copies rows with memcpy when both inner strides are 1, tiles
 // transposes, and runs rows in parallel (OpenMP) when the box is large.
 void strided_copy(std::byte* dst, const std::byte* src, std::size_t elem_size, const StridedBox& box);
+
+// NumPy broadcasting as an index map: per axis of `to`, the element stride into a
+// contiguous `from` (right-aligned), 0 on the axes `from` broadcasts (size 1 or missing).
+std::vector<std::int64_t> broadcast_strides(std::span<const std::int64_t> from, std::span<const std::int64_t> to);
 
 // Writes the element `value` (elem_size bytes) to dst[0..n).
 void fill_elements(std::byte* dst, std::int64_t n, const void* value, std::size_t elem_size);
