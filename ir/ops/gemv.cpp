@@ -80,8 +80,7 @@ void scale_rows(const T* a, const T* b, std::int64_t ld, T* c, std::int64_t n, s
     const int nv = static_cast<int>(std::min<std::int64_t>(kRows, (n - j0) / L));
     V acc[kRows] = {};
     for (std::int64_t p = 0; p < k; ++p) {
-      V x = {};
-      for (int l = 0; l < L; ++l) x[l] = a[p];
+      const V x = a[p] - V{};  // a[p] in every lane (x - 0 is x, -0 too)
       const T* bp = b + p * ld + j0;
       for (int v = 0; v < nv; ++v) acc[v] += x * load(bp + v * L);
     }
@@ -144,7 +143,7 @@ static MG_GEMV_CONTRACT_$S void mg_gemv_$S(int64_t n, int64_t k, const $T* a, co
 #endif
   enum { R = 8 };
   int64_t j0, p, q;
-  int r, l, v;
+  int r, v;
 #if defined(MG_GEMV_VECTORS_$S)
   enum { L = 64 / (int)sizeof($T) };
   if (brs == 1) {  /* one row of B's transpose at a time: the weights read as one stream */
@@ -185,12 +184,12 @@ static MG_GEMV_CONTRACT_$S void mg_gemv_$S(int64_t n, int64_t k, const $T* a, co
   }
   for (j0 = 0; j0 + L <= n; j0 += R * L) {
     const int nv = (n - j0) / L < R ? (int)((n - j0) / L) : R;
-    mg_gemv_v_$S acc[R], x = {0}, w;
-    for (v = 0; v < R; ++v)
-      for (l = 0; l < L; ++l) acc[v][l] = 0;
+    const mg_gemv_v_$S zero = {0};
+    mg_gemv_v_$S acc[R], x, w;
+    for (v = 0; v < R; ++v) acc[v] = zero;
     for (p = 0; p < k; ++p) {
       const $T* bp = b + p * brs + j0;
-      for (l = 0; l < L; ++l) x[l] = a[p];
+      x = a[p] - zero;  /* a[p] in every lane (x - 0 is x, -0 too), not a masked move a lane */
       for (v = 0; v < nv; ++v) {
         __builtin_memcpy(&w, bp + v * L, sizeof w);
         acc[v] += x * w;
@@ -200,7 +199,7 @@ static MG_GEMV_CONTRACT_$S void mg_gemv_$S(int64_t n, int64_t k, const $T* a, co
     j0 += nv * L - R * L;
   }
 #else
-  (void)r, (void)l, (void)v;
+  (void)r, (void)v;
   j0 = 0;
   if (brs == 1) {
     for (; j0 < n; ++j0) {

@@ -62,23 +62,25 @@ TEST_P(Gemv, MatchesAPlainLoop) {
 }
 
 // The interpreter's kernel and the C99 text sum in one order (gemv.hpp), so a batch-1
-// model gives the same bits in both executors. k = 181 (f32: a block of 8 vectors, 3 more,
+// model gives the same bits in both executors, in both layouts of B. k = 181 (f32: a block of 8 vectors, 3 more,
 // 5 left; f64: 2 blocks, 6 more, 5 left) and 784 (the MLP's first layer) take every part
 // of the dot product; the C99 module calls it with constant k, as a compiled model does.
 TEST(GemvBits, InterpreterAndC99Agree) {
   for (const DType dt : {f32, f64})
-    for (const std::int64_t k : {181, 784}) {
-      SCOPED_TRACE(to_string(Type{dt, {k}}));
-      ir::Graph g;
-      const Type xt{dt, {1, k}}, wt{dt, {33, k}};
-      ir::Value x = g.add_input("x", xt), w = g.add_input("w", wt);
-      ir::Value y = ir::make_op(g, ir::op("matmul"), {x, ir::make_op(g, ir::op("permute"), {w}, {{"perm", std::vector<std::int64_t>{1, 0}}})});
-      const rt::Bindings in{{"x", randn(xt, 3)}, {"w", randn(wt, 4)}};
-      const Array interp = rt::compile(g, {y.id}).run(in)[0];
-      const Array c99 = rt::compile(g, {y.id}, {}, rt::Backend::c99).run(in)[0];
-      ASSERT_EQ(interp.nbytes(), c99.nbytes());
-      for (std::int64_t j = 0; j < 33; ++j) EXPECT_EQ(interp.at(j), c99.at(j)) << "output " << j;
-    }
+    for (const std::int64_t k : {181, 784})
+      for (const bool transposed : {true, false}) {  // B = W^T (dot products), B (rows scaled)
+        SCOPED_TRACE(to_string(Type{dt, {k}}) + (transposed ? " B = W^T" : " B"));
+        ir::Graph g;
+        const Type xt{dt, {1, k}}, wt{dt, transposed ? Shape{33, k} : Shape{k, 33}};
+        ir::Value x = g.add_input("x", xt), w = g.add_input("w", wt);
+        ir::Value b = transposed ? ir::make_op(g, ir::op("permute"), {w}, {{"perm", std::vector<std::int64_t>{1, 0}}}) : w;
+        ir::Value y = ir::make_op(g, ir::op("matmul"), {x, b});
+        const rt::Bindings in{{"x", randn(xt, 3)}, {"w", randn(wt, 4)}};
+        const Array interp = rt::compile(g, {y.id}).run(in)[0];
+        const Array c99 = rt::compile(g, {y.id}, {}, rt::Backend::c99).run(in)[0];
+        ASSERT_EQ(interp.nbytes(), c99.nbytes());
+        for (std::int64_t j = 0; j < 33; ++j) EXPECT_EQ(interp.at(j), c99.at(j)) << "output " << j;
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, Gemv,
