@@ -4,7 +4,7 @@
 // of B scaled and summed). Why not GEMM: at m = 1 the product only streams the weights
 // once, so the limit is the cache's read bandwidth; a GEMM's packing or BLAS's call
 // overhead is pure loss there. The interpreter's kernel and the C99 text below use the
-// same loop nest (8 rows at a time, one vector accumulator each), so both executors sum
+// same loop nest (one row at a time, 8 vector accumulators), so both executors sum
 // in the same order.
 #pragma once
 #include <cstdint>

@@ -84,9 +84,13 @@ NativeGemm<T> native_gemm() {
 // (x^T @ g, 784x128x128), 1.02 (128^3, A^T), 1.0-1.1 at 256-1024^3 (f64: 1.14, 1.03, 1.25,
 // 1.16 at 256^3, 0.94 at 1024^3), but 0.78 / 0.68 with n or k = 10 (the logits layer: a
 // 32-wide tile mostly padding, or too little k to amortise a tile's load and store of C);
-// fewer than 8 rows is batch-1 work our unpacked path does (not compiled in here). So
-// OpenBLAS below 8 rows, 32 columns or a k of 32.
-bool ours_wins(const MatmulDims& d) { return d.m >= 8 && d.n >= 32 && d.k >= 32; }
+// fewer than 8 rows is batch-1 work our unpacked path does (not compiled in here). But the
+// choice must not depend on the product's orientation: `fuse` computes (a @ b).T as
+// b.T @ a.T, bit for bit only when both run the same GEMM (ours sums each element alike
+// either way; OpenBLAS's Haswell kernels, which it runs on AMD Zen, do not). So ours when
+// both m and n reach 8 and one reaches 32, whatever k (on a Zen 5 core the MLP step's
+// 128x128x10 and 128x10x128 products took the same time as OpenBLAS's: 9 us each).
+bool ours_wins(const MatmulDims& d) { return std::min(d.m, d.n) >= 8 && std::max(d.m, d.n) >= 32; }
 
 // B's packed panels: KC x roundup(n, NR) (+ a cache line to align). Kept per thread up to
 // 8 MiB (no allocation per call); a wider n gets a buffer of its own for the call.

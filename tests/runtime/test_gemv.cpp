@@ -1,7 +1,8 @@
 // One-row matmuls (ir/ops/gemv.hpp: batch-1 inference) in both executors against a plain
 // f64 triple loop: both layouts of B (rows of B, and B read as a transposed view), batched,
 // with k and n that leave lane, row-block and column tails (and a whole 784x128 layer).
-// The two executors share the loop nest, so agreeing with each other proves nothing here.
+// The two executors share the loop nest, so agreeing with each other proves nothing there;
+// GemvBits checks that they do agree, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -33,7 +34,7 @@ TEST_P(Gemv, MatchesAPlainLoop) {
   const auto [dt, backend] = GetParam();
   for (const GemvCase c : {GemvCase{1, 1, 1, false}, {1, 7, 37, true}, {1, 7, 37, false}, {2, 8, 16, true},
                            {2, 9, 17, false}, {1, 130, 33, false}, {1, 130, 33, true}, {1, 128, 784, true},
-                           {1, 10, 128, true}, {3, 17, 5, false}}) {
+                           {1, 10, 128, true}, {3, 17, 5, false}, {1, 9, 181, true}, {1, 5, 181, false}}) {
     SCOPED_TRACE("batch " + std::to_string(c.batch) + " n " + std::to_string(c.n) + " k " + std::to_string(c.k) +
                  (c.transposed ? " B = W^T" : " B"));
     ir::Graph g;
@@ -58,6 +59,28 @@ TEST_P(Gemv, MatchesAPlainLoop) {
         ASSERT_NEAR(got.at(q * c.n + j), want, 2 * static_cast<double>(c.k) * eps * mag + 1e-300) << "j " << j;
       }
   }
+}
+
+// The interpreter's kernel and the C99 text sum in one order (gemv.hpp), so a batch-1
+// model gives the same bits in both executors, in both layouts of B. k = 181 (f32: a block of 8 vectors, 3 more,
+// 5 left; f64: 2 blocks, 6 more, 5 left) and 784 (the MLP's first layer) take every part
+// of the dot product; the C99 module calls it with constant k, as a compiled model does.
+TEST(GemvBits, InterpreterAndC99Agree) {
+  for (const DType dt : {f32, f64})
+    for (const std::int64_t k : {181, 784})
+      for (const bool transposed : {true, false}) {  // B = W^T (dot products), B (rows scaled)
+        SCOPED_TRACE(to_string(Type{dt, {k}}) + (transposed ? " B = W^T" : " B"));
+        ir::Graph g;
+        const Type xt{dt, {1, k}}, wt{dt, transposed ? Shape{33, k} : Shape{k, 33}};
+        ir::Value x = g.add_input("x", xt), w = g.add_input("w", wt);
+        ir::Value b = transposed ? ir::make_op(g, ir::op("permute"), {w}, {{"perm", std::vector<std::int64_t>{1, 0}}}) : w;
+        ir::Value y = ir::make_op(g, ir::op("matmul"), {x, b});
+        const rt::Bindings in{{"x", randn(xt, 3)}, {"w", randn(wt, 4)}};
+        const Array interp = rt::compile(g, {y.id}).run(in)[0];
+        const Array c99 = rt::compile(g, {y.id}, {}, rt::Backend::c99).run(in)[0];
+        ASSERT_EQ(interp.nbytes(), c99.nbytes());
+        for (std::int64_t j = 0; j < 33; ++j) EXPECT_EQ(interp.at(j), c99.at(j)) << "output " << j;
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, Gemv,
