@@ -7,9 +7,11 @@
 //       batch 16, AdamW, clipping
 // Ours through the interpreter and the C99 JIT. Prints median ms and ours/libtorch.
 //   transformer_bench [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT]
-//                     [--executor interpreter|c99] [--no-peer] [--profile]
+//                     [--executor interpreter|c99|none] [--no-peer] [--profile]
 // --profile prints the interpreter's telemetry per op and per node (timings then include it);
-// --executor and --no-peer narrow a run (e.g. for `perf record` of one executor alone).
+// --executor (none: libtorch alone) and --no-peer narrow a run: `perf record` of one side,
+// or `perf stat -e task-clock` at two --iters, whose difference is CPU time per step (on a
+// busy machine, where wall time also counts the waits for a core).
 #include <cblas.h>
 #include <omp.h>
 
@@ -188,14 +190,15 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--executor") && (!std::strcmp(argv[i + 1], "interpreter") || !std::strcmp(argv[i + 1], "c99")))
+    else if (!std::strcmp(argv[i], "--executor") &&
+             (!std::strcmp(argv[i + 1], "interpreter") || !std::strcmp(argv[i + 1], "c99") || !std::strcmp(argv[i + 1], "none")))
       executor = argv[i + 1];
     else if (!std::strcmp(argv[i], "--threads")) {
       threads.clear();
       for (char c : std::string(argv[i + 1]))
         if (c >= '1' && c <= '9') threads.push_back(c - '0');
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--executor interpreter|c99] [--no-peer] [--profile] [--profile-rows N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--executor interpreter|c99|none] [--no-peer] [--profile] [--profile-rows N]\n", argv[0]);
       return 2;
     }
   }
@@ -220,9 +223,9 @@ int main(int argc, char** argv) {
     const int n = std::max(5, iters / w.iters_scale), wu = std::max(2, warmup / w.iters_scale);
     for (int t : threads) {
       const double ours =
-          executor != "c99" ? bench::in_child([&] { return w.ours(Backend::interpreter, t, wu, n); }) : -1;
+          executor.empty() || executor == "interpreter" ? bench::in_child([&] { return w.ours(Backend::interpreter, t, wu, n); }) : -1;
       const double c99 =
-          w.c99 && executor != "interpreter" ? bench::in_child([&] { return w.ours(Backend::c99, t, wu, n); }) : -1;
+          w.c99 && (executor.empty() || executor == "c99") ? bench::in_child([&] { return w.ours(Backend::c99, t, wu, n); }) : -1;
       double ref = -1;
 #if MG_BENCH_TORCH
       if (peer) ref = bench::in_child([&] { return w.torch(t, wu, n); });
