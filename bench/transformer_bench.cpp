@@ -6,8 +6,12 @@
 //   (c) miniGPT training step: examples/minigpt.hpp (ctx 64, 4 layers, 4 heads, d 128),
 //       batch 16, AdamW, clipping
 // Ours through the interpreter and the C99 JIT. Prints median ms and ours/libtorch.
-//   transformer_bench [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--profile]
-// --profile prints the interpreter's telemetry per op and per node (timings then include it).
+//   transformer_bench [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT]
+//                     [--executor interpreter|c99|none] [--no-peer] [--profile]
+// --profile prints the interpreter's telemetry per op and per node (timings then include it);
+// --executor (none: libtorch alone) and --no-peer narrow a run: `perf record` of one side,
+// or `perf stat -e task-clock` at two --iters, whose difference is CPU time per step (on a
+// busy machine, where wall time also counts the waits for a core).
 #include <cblas.h>
 #include <omp.h>
 
@@ -43,8 +47,25 @@ bool g_profile = false;  // --profile: our interpreter's per-op telemetry after 
 std::size_t g_profile_rows = 30;
 void print_profile(const char* what, const rt::Executable& exe) {
   if (!g_profile) return;
-  if (const char* dir = std::getenv("MG_BENCH_IR_DIR"))  // the IR the times refer to, by node id
+  if (const char* dir = std::getenv("MG_BENCH_IR_DIR")) {  // the IR the times refer to
     std::ofstream(std::string(dir) + "/" + what + ".ir") << ir::to_text(exe.graph());
+    // The text IR numbers values afresh; the telemetry names nodes by id: one line per
+    // node under that name, with its operands, type and a fused node's body ops.
+    std::ofstream f(std::string(dir) + "/" + what + ".nodes");
+    const ir::Graph& g = exe.graph();
+    for (ir::NodeId id = 0; id < g.size(); ++id) {
+      const ir::Node& n = g.node(id);
+      f << ir::value_name(g, id) << " = " << n.op_name() << "(";
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) f << (k ? ", " : "") << ir::value_name(g, n.inputs[k]);
+      f << ") : " << to_string(n.type);
+      for (const auto& body : n.regions) {
+        f << " {";
+        for (ir::NodeId b = 0; b < body->size(); ++b) f << " " << body->node(b).op_name();
+        f << " }";
+      }
+      f << "\n";
+    }
+  }
   std::cout << "== " << what << " (per op)\n" << rt::glassbox::telemetry_table(exe, false, 25)
             << "== " << what << " (per node)\n" << rt::glassbox::telemetry_table(exe, true, g_profile_rows) << std::flush;
 }
@@ -151,9 +172,14 @@ int main(int argc, char** argv) {
   int iters = 100, warmup = 10;
   std::vector<int> threads{1, 2};
   std::string only;  // a workload name's first word: attention, PINN, miniGPT
+  std::string executor;  // empty: both
+  bool peer = true;
   for (int i = 1; i < argc; i += 2) {
     if (!std::strcmp(argv[i], "--profile")) {
       g_profile = true;
+      --i;
+    } else if (!std::strcmp(argv[i], "--no-peer")) {
+      peer = false;
       --i;
     } else if (!std::strcmp(argv[i], "--profile-rows") && i + 1 < argc) {
       g_profile = true;
@@ -164,12 +190,15 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--executor") &&
+             (!std::strcmp(argv[i + 1], "interpreter") || !std::strcmp(argv[i + 1], "c99") || !std::strcmp(argv[i + 1], "none")))
+      executor = argv[i + 1];
     else if (!std::strcmp(argv[i], "--threads")) {
       threads.clear();
       for (char c : std::string(argv[i + 1]))
         if (c >= '1' && c <= '9') threads.push_back(c - '0');
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--profile] [--profile-rows N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--threads 1,2] [--only attention|PINN|miniGPT] [--executor interpreter|c99|none] [--no-peer] [--profile] [--profile-rows N]\n", argv[0]);
       return 2;
     }
   }
@@ -193,11 +222,13 @@ int main(int argc, char** argv) {
     if (!only.empty() && std::string(w.name).rfind(only, 0) != 0) continue;
     const int n = std::max(5, iters / w.iters_scale), wu = std::max(2, warmup / w.iters_scale);
     for (int t : threads) {
-      const double ours = bench::in_child([&] { return w.ours(Backend::interpreter, t, wu, n); });
-      const double c99 = w.c99 ? bench::in_child([&] { return w.ours(Backend::c99, t, wu, n); }) : -1;
+      const double ours =
+          executor.empty() || executor == "interpreter" ? bench::in_child([&] { return w.ours(Backend::interpreter, t, wu, n); }) : -1;
+      const double c99 =
+          w.c99 && (executor.empty() || executor == "c99") ? bench::in_child([&] { return w.ours(Backend::c99, t, wu, n); }) : -1;
       double ref = -1;
 #if MG_BENCH_TORCH
-      ref = bench::in_child([&] { return w.torch(t, wu, n); });
+      if (peer) ref = bench::in_child([&] { return w.torch(t, wu, n); });
 #endif
       auto cell = [](double v) { return v > 0 ? std::to_string(v).substr(0, 8) : std::string("-"); };
       auto ratio = [&](double v) { return v > 0 && ref > 0 ? std::to_string(v / ref).substr(0, 5) : std::string("-"); };

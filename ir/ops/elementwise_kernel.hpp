@@ -17,10 +17,36 @@
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace mg::ir::kernels {
 
 inline constexpr std::int64_t kChunk = 1 << 14;
 inline constexpr std::int64_t kParallelMin = 1 << 17;
+
+// Whether a loop may open an OpenMP region: only with more than one thread to run it.
+// Starting and ending a region costs a futex system call even on one thread (microseconds
+// on a VM), so one-thread runs never enter one.
+inline bool several_threads() {
+#ifdef _OPENMP
+  return !omp_in_parallel() && omp_get_max_threads() > 1;
+#else
+  return false;
+#endif
+}
+
+// f(t) for t in [0, n): on OpenMP threads (static schedule) when `par` and several_threads().
+template <class F>
+void for_each_task(std::int64_t n, bool par, F&& f) {
+  if (par && n > 1 && several_threads()) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t t = 0; t < n; ++t) f(t);
+  } else {
+    for (std::int64_t t = 0; t < n; ++t) f(t);
+  }
+}
 
 template <class T>
 auto adapt(T* p, std::int64_t n) {
@@ -126,7 +152,7 @@ void map_chunks(const KernelArgs& a, F& f, std::index_sequence<I...> seq) {
     std::array<const In*, sizeof...(I)> in{(a.in[I]->template data<In>() + c0)...};
     map_aligned<Out, In>(out + c0, in, len, f, seq);
   };
-  if (n >= kParallelMin) {  // see parallel_for: no OpenMP region for small arrays
+  if (n >= kParallelMin && several_threads()) {  // see parallel_for
 #pragma omp parallel for schedule(static)
     for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) chunk(c0);
   } else {
@@ -134,13 +160,13 @@ void map_chunks(const KernelArgs& a, F& f, std::index_sequence<I...> seq) {
   }
 }
 
-// body(i) for i in [0, n): in parallel from kParallelMin elements. Smaller loops do not
-// enter an OpenMP region at all: starting and ending one costs a futex system call even
-// on one thread (microseconds on a VM), which dominated small and tiled (fused) kernels.
+// body(i) for i in [0, n): in parallel from kParallelMin elements. Smaller loops, and any
+// loop on one thread, do not enter an OpenMP region at all (several_threads): its futex
+// call dominated small and tiled (fused) kernels.
 // Simd: the loop has no dependences and no libm calls (no vector-libm substitutions).
 template <bool Simd = false, class F>
 void parallel_for(std::int64_t n, F&& body) {
-  if (n >= kParallelMin) {
+  if (n >= kParallelMin && several_threads()) {
     if constexpr (Simd) {
 #pragma omp parallel for simd
       for (std::int64_t i = 0; i < n; ++i) body(i);

@@ -213,18 +213,11 @@ static void mg_gemm_tile_$S(int64_t kc, const $T* ap, int64_t ars, int64_t aps, 
    panel's stride KC; or one panel at a time on the stack when bpack is 0), then for each
    MR rows packs A's micro-panel (stack, L1) and runs the tiles across the block (B in L2).
    The k slices are balanced (784 = 4 x 196, not 3 x 256 + 16). */
-static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
-                       int64_t brs, int64_t bcs, $T* c, $T* bpack) {
+static void mg_gemm_chunk_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                             int64_t brs, int64_t bcs, $T* c, $T* bpack, int64_t ch, int64_t nch) {
   enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S, KC = MG_GEMM_KC_$S, NCP = MG_GEMM_NC_$S / MG_GEMM_NR_$S };
   const int64_t panels = (n + NR - 1) / NR, slices = (k + KC - 1) / KC, kcmax = (k + slices - 1) / slices;
-  int64_t nch = 1, ch;
-#ifdef _OPENMP
-  if (m * n * k >= 262144) nch = omp_get_max_threads();
-#endif
-  if (nch > panels) nch = panels;
-  if (bpack) bpack = ($T*)(((uintptr_t)bpack + 63) & ~(uintptr_t)63);
-  MG_OMP(omp parallel for schedule(dynamic) if (nch > 1))
-  for (ch = 0; ch < nch; ++ch) {
+  {
     const int64_t t0 = ch * panels / nch, t1 = (ch + 1) * panels / nch;
     $T apack[MR * KC];
     int64_t jb, pc, ir, jt;
@@ -261,6 +254,24 @@ static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars
       }
     }
   }
+}
+/* One chunk runs without OpenMP: a parallel region costs a futex call even when it runs on
+   one thread (microseconds on a VM), and attention's batches call this per head matrix. */
+static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                       int64_t brs, int64_t bcs, $T* c, $T* bpack) {
+  const int64_t panels = (n + MG_GEMM_NR_$S - 1) / MG_GEMM_NR_$S;
+  int64_t nch = 1, ch;
+#ifdef _OPENMP
+  if (m * n * k >= 262144) nch = omp_get_max_threads();
+#endif
+  if (nch > panels) nch = panels;
+  if (bpack) bpack = ($T*)(((uintptr_t)bpack + 63) & ~(uintptr_t)63);
+  if (nch <= 1) {
+    mg_gemm_chunk_$S(m, n, k, a, ars, acs, b, brs, bcs, c, bpack, 0, 1);
+    return;
+  }
+  MG_OMP(omp parallel for schedule(dynamic))
+  for (ch = 0; ch < nch; ++ch) mg_gemm_chunk_$S(m, n, k, a, ars, acs, b, brs, bcs, c, bpack, ch, nch);
 }
 )";
 

@@ -148,16 +148,15 @@ void softmax_kernel(const KernelArgs& k) {
     if (n == 0) return;
     const std::int64_t nblocks = (v.inner + kSoftmaxBlock - 1) / kSoftmaxBlock;
     if (v.inner == 1) {
-#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
-      for (std::int64_t o = 0; o < v.outer; ++o) softmax_row<T, Log>(x + o * v.len, out + o * v.len, v.len);
+      kernels::for_each_task(v.outer, n >= kReduceParallel,
+                         [&](std::int64_t o) { softmax_row<T, Log>(x + o * v.len, out + o * v.len, v.len); });
       return;
     }
-#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
-    for (std::int64_t t = 0; t < v.outer * nblocks; ++t) {
+    kernels::for_each_task(v.outer * nblocks, n >= kReduceParallel, [&](std::int64_t t) {
       const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kSoftmaxBlock;
       const std::int64_t off = o * v.len * v.inner + i0;
       softmax_tile<T, Log>(x + off, out + off, v.len, v.inner, std::min(kSoftmaxBlock, v.inner - i0));
-    }
+    });
   });
 }
 
@@ -196,14 +195,13 @@ void softmax_grad_kernel(const KernelArgs& k) {
     const std::int64_t n = k.out.numel();
     if (n == 0) return;
     if (v.inner == 1) {
-#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
-      for (std::int64_t o = 0; o < v.outer; ++o)
+      kernels::for_each_task(v.outer, n >= kReduceParallel, [&](std::int64_t o) {
         softmax_grad_row<T>(y + o * v.len, g + o * v.len, out + o * v.len, v.len);
+      });
       return;
     }
     const std::int64_t nblocks = (v.inner + kSoftmaxBlock - 1) / kSoftmaxBlock;
-#pragma omp parallel for schedule(static) if (n >= kReduceParallel)
-    for (std::int64_t t = 0; t < v.outer * nblocks; ++t) {
+    kernels::for_each_task(v.outer * nblocks, n >= kReduceParallel, [&](std::int64_t t) {
       const std::int64_t o = t / nblocks, i0 = (t % nblocks) * kSoftmaxBlock;
       const std::int64_t off = o * v.len * v.inner + i0, w = std::min(kSoftmaxBlock, v.inner - i0);
       double s[kSoftmaxBlock] = {};
@@ -217,7 +215,7 @@ void softmax_grad_kernel(const KernelArgs& k) {
           const std::int64_t e = off + r * v.inner + i;
           out[e] = y[e] * (g[e] - static_cast<T>(s[i]));
         }
-    }
+    });
   });
 }
 

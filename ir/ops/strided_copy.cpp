@@ -102,7 +102,7 @@ void for_each_row(const std::vector<Dim>& outer, std::int64_t elem, std::int64_t
     }
   };
 #ifdef _OPENMP
-  if (bytes >= kParallelBytes && rows > 1 && !omp_in_parallel()) {
+  if (bytes >= kParallelBytes && rows > 1 && !omp_in_parallel() && omp_get_max_threads() > 1) {  // a region costs a futex call even on one thread
 #pragma omp parallel
     {
       const std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();

@@ -43,7 +43,7 @@ void gelu_tanh_grad(const T* x, const T* g, T* o, std::int64_t n) {
       f(B::load_unaligned(x + i), B::load_unaligned(g + i)).store_unaligned(o + i);
   };
   const std::int64_t chunks = (full + kernels::kChunk - 1) / kernels::kChunk;
-  if (n >= kernels::kParallelMin) {
+  if (n >= kernels::kParallelMin && kernels::several_threads()) {
 #pragma omp parallel for
     for (std::int64_t c = 0; c < chunks; ++c) body(c * kernels::kChunk);
   } else {

@@ -3,8 +3,10 @@
 // ties, NaN, large magnitudes, i64 exactness, f64 accumulation of f32, and every axis
 // subset of a rank-4 tensor against a naive loop (the strided view's corner cases).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "minigrad/ir/errors.hpp"
@@ -278,6 +280,36 @@ TEST(ReduceValues, SoftmaxWideAndMiddleAxes) {
       }
       EXPECT_NEAR(s, 1.0, 1e-12);
     }
+}
+
+TEST(ReduceValues, SoftmaxAndItsGradientAreTheSameOnOneThreadAndOnSeveral) {
+  // Large enough to run on OpenMP threads when there are several; on one thread the
+  // kernels open no OpenMP region at all (kernels::several_threads). Rows are
+  // independent, so both give the same bits, and every row of the softmax sums to 1.
+  for (auto [shape, axis] : {std::pair<Shape, std::int64_t>{{256, 160}, 1}, {{4, 40, 300}, 1}}) {
+    Array x = iota(shape);
+    for (std::int64_t i = 0; i < x.numel(); ++i) x.data<double>()[i] = std::sin(0.37 * x.data<double>()[i]);
+    auto softmax_of = [&](Value v) { return ir::make_op("softmax", {v}, {{"axis", axis}}); };
+    std::vector<Array> y, dx;
+    const int threads = omp_get_max_threads();
+    for (int t : {1, 2}) {
+      omp_set_num_threads(t);
+      y.push_back(along("softmax", x, axis));
+      dx.push_back(grad_of_sum(x, [&](Value v) { return ir::make_op("mul", {softmax_of(v), v}, {}); }));
+    }
+    omp_set_num_threads(threads);
+    ASSERT_EQ(y[0].nbytes(), y[1].nbytes());
+    EXPECT_EQ(std::memcmp(y[0].raw(), y[1].raw(), y[0].nbytes()), 0) << to_string(x.type());
+    EXPECT_EQ(std::memcmp(dx[0].raw(), dx[1].raw(), dx[0].nbytes()), 0) << to_string(x.type());
+    const std::int64_t len = shape[static_cast<std::size_t>(axis)], inner = shape.back() == len ? 1 : shape.back();
+    const std::int64_t outer = x.numel() / (len * inner);
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        double s = 0;
+        for (std::int64_t r = 0; r < len; ++r) s += y[0].at((o * len + r) * inner + i);
+        ASSERT_NEAR(s, 1.0, 1e-12) << "row " << o << ", column " << i;
+      }
+  }
 }
 
 TEST(ReduceValues, GradientsAtKnownPoints) {
