@@ -50,7 +50,7 @@ class Sampler {
       auto s = b.attn.decode_step(b.ln_1(x), g_.input("k" + n, default_float, {1, H, C, D}),
                                   g_.input("v" + n, default_float, {1, H, C, D}), bias);
       x = x + s.output;
-      x = x + b.c_proj(gelu(b.c_fc(b.ln_2(x))));
+      x = x + b.mlp(x);
       outs.push_back(s.k);
       outs.push_back(s.v);
     }
@@ -250,7 +250,7 @@ int main(int argc, char** argv) try {
               static_cast<long long>(nb * B), val, static_cast<long long>(step.steps_done()), train_s);
 
   Sampler sampler(model);
-  {  // The cache is exact: the last position's logits equal the whole-window forward pass's.
+  {  // The cache computes the same function: the last position's logits equal the whole-window forward pass's.
     std::vector<std::int64_t> window(text.val.begin(), text.val.begin() + T);
     Graph fg;
     nn::bind(model, fg);
@@ -259,12 +259,20 @@ int main(int argc, char** argv) try {
     for (std::int64_t t = 0; t < T; ++t) FX.set(t, static_cast<double>(window[static_cast<std::size_t>(t)]));
     Array full_logits = nn::compile_with_parameters(fg, {model(fx)}, model).run({{"x", FX}})[0];
     Array cached = sampler.logits_after(window);
-    double diff = 0;
-    for (std::int64_t j = 0; j < cfg.vocab; ++j)
+    double diff = 0, scale = 0;
+    for (std::int64_t j = 0; j < cfg.vocab; ++j) {
       diff = std::max(diff, std::abs(cached.at(j) - full_logits.at((T - 1) * cfg.vocab + j)));
-    std::printf("KV cache check: last-position logits vs the full forward pass over %lld tokens: max |diff| %.1e\n",
-                static_cast<long long>(T), diff);
-    if (!(diff < 1e-3)) throw UserError("the KV-cache decoder disagrees with the full forward pass");
+      scale = std::max(scale, std::abs(full_logits.at((T - 1) * cfg.vocab + j)));
+    }
+    std::printf("KV cache check: last-position logits vs the full forward pass over %lld tokens: max |diff| %.1e "
+                "(largest logit %.1f)\n",
+                static_cast<long long>(T), diff, scale);
+    // Same function, other summation orders (one-row products against the whole window's
+    // GEMM): f32 rounding only, ~1e-7 of the logits' scale. A different function is far
+    // more: the sampler's MLP once used the exact GELU where the model uses the tanh one,
+    // and the logits differed by 1e-4 of their scale (tests/nn/test_attention.cpp checks
+    // decode_step against the full pass in f64 to 1e-12).
+    if (!(diff <= 1e-5 * std::max(1.0, scale))) throw UserError("the KV-cache decoder disagrees with the full forward pass");
   }
   std::mt19937_64 srng(static_cast<std::uint64_t>(args.integer("seed")) + 7);
   std::int64_t tokens = 0;

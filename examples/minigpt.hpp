@@ -46,8 +46,11 @@ struct GptBlockT {
     Tensor h = ln_1(x);
     Tensor a = attn(h, h, h, {.need_weights = false, .is_causal = true}).output;
     Tensor y = x + a;
-    return y + c_proj(gelu(c_fc(ln_2(y)), "tanh"));  // GPT-2's GELU
+    return y + mlp(y);
   }
+  // The feed-forward half on the residual stream y (the KV-cache decoder calls it too, so
+  // both compute one function).
+  Tensor mlp(const Tensor& y) const { return c_proj(gelu(c_fc(ln_2(y)), "tanh")); }  // GPT-2's GELU
   template <class F> void for_each_parameter(F&& f) {
     nn::for_each_parameter(ln_1, f, "ln_1.");
     nn::for_each_parameter(attn, f, "attn.");
