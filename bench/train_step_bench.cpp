@@ -28,6 +28,7 @@
 #include <minigrad/runtime/glassbox/telemetry.hpp>
 
 #include "bench/child_process.hpp"
+#include "bench/ir_dump.hpp"
 #include "bench/timing.hpp"
 #include "bench/train_workloads.hpp"
 #include "examples/fashion_models.hpp"
@@ -60,9 +61,7 @@ double our_step_ms(mg::Shape x_shape, int threads, int warmup, int iters) {
   if (!std::isfinite(sink)) throw std::runtime_error("our benchmark diverged");
   if (profile) {
     namespace gb = mg::rt::glassbox;
-    if (const char* dir = std::getenv("MG_BENCH_IR_DIR"))  // the IR the times refer to, by node id
-      std::ofstream(std::string(dir) + "/step-" + std::to_string(x_shape.size()) + "d.ir")
-          << mg::ir::to_text(w.step->executable().graph());
+    mg::bench::dump_ir_for_profile("step-" + std::to_string(x_shape.size()) + "d", w.step->executable());
     std::cout << gb::telemetry_table(w.step->executable(), false, 25)
               << gb::telemetry_table(w.step->executable(), true, g_profile_rows) << std::flush;
   }

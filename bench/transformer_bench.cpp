@@ -33,6 +33,7 @@
 #include <minigrad/runtime/glassbox/telemetry.hpp>
 
 #include "bench/child_process.hpp"
+#include "bench/ir_dump.hpp"
 #include "bench/timing.hpp"
 #include "examples/minigpt.hpp"
 #if MG_BENCH_TORCH
@@ -47,25 +48,7 @@ bool g_profile = false;  // --profile: our interpreter's per-op telemetry after 
 std::size_t g_profile_rows = 30;
 void print_profile(const char* what, const rt::Executable& exe) {
   if (!g_profile) return;
-  if (const char* dir = std::getenv("MG_BENCH_IR_DIR")) {  // the IR the times refer to
-    std::ofstream(std::string(dir) + "/" + what + ".ir") << ir::to_text(exe.graph());
-    // The text IR numbers values afresh; the telemetry names nodes by id: one line per
-    // node under that name, with its operands, type and a fused node's body ops.
-    std::ofstream f(std::string(dir) + "/" + what + ".nodes");
-    const ir::Graph& g = exe.graph();
-    for (ir::NodeId id = 0; id < g.size(); ++id) {
-      const ir::Node& n = g.node(id);
-      f << ir::value_name(g, id) << " = " << n.op_name() << "(";
-      for (std::size_t k = 0; k < n.inputs.size(); ++k) f << (k ? ", " : "") << ir::value_name(g, n.inputs[k]);
-      f << ") : " << to_string(n.type);
-      for (const auto& body : n.regions) {
-        f << " {";
-        for (ir::NodeId b = 0; b < body->size(); ++b) f << " " << body->node(b).op_name();
-        f << " }";
-      }
-      f << "\n";
-    }
-  }
+  bench::dump_ir_for_profile(what, exe);
   std::cout << "== " << what << " (per op)\n" << rt::glassbox::telemetry_table(exe, false, 25)
             << "== " << what << " (per node)\n" << rt::glassbox::telemetry_table(exe, true, g_profile_rows) << std::flush;
 }
