@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <optional>
 
 #include "minigrad/ir/errors.hpp"
@@ -37,10 +38,6 @@ void check(bool ok, Msg&& msg) {
 BodyPlan analyze(const Node& n, std::span<const Type> in) {
   check(n.regions.size() == 1, [] { return std::string("a fused node owns exactly one region"); });
   const Graph& body = *n.regions[0];
-  const std::string& kind = n.attrs.str("kind");
-  const bool mm_kind = kind == "matmul", red_kind = kind == "reduce";
-  check(kind == "elementwise" || mm_kind || red_kind,
-        [&] { return "kind must be \"elementwise\", \"matmul\" or \"reduce\", got \"" + kind + "\""; });
   check(body.inputs().size() == in.size(), [&] {
     return "the region takes " + std::to_string(body.inputs().size()) + " parameters but the node has " +
            std::to_string(in.size()) + " inputs";
@@ -50,6 +47,16 @@ BodyPlan analyze(const Node& n, std::span<const Type> in) {
       return "region parameter " + std::to_string(i) + " is " + to_string(body.node(body.inputs()[i]).type) +
              " but the node's input is " + to_string(in[i]);
     });
+  return analyze_body(n);
+}
+
+BodyPlan analyze_body(const Node& n) {
+  check(n.regions.size() == 1, [] { return std::string("a fused node owns exactly one region"); });
+  const Graph& body = *n.regions[0];
+  const std::string& kind = n.attrs.str("kind");
+  const bool mm_kind = kind == "matmul", red_kind = kind == "reduce";
+  check(kind == "elementwise" || mm_kind || red_kind,
+        [&] { return "kind must be \"elementwise\", \"matmul\" or \"reduce\", got \"" + kind + "\""; });
   check(body.outputs.size() == 1, [] { return std::string("the region returns exactly one value"); });
   check(body.size() > 0 && body.outputs[0] == body.size() - 1, [] { return std::string("the region's result is its last node"); });
   BodyPlan p;
@@ -216,63 +223,71 @@ BodyEval::BodyEval(const Node& n, const BodyPlan& p, std::span<const Array* cons
   }
 }
 
-BodyEval::Scratch::Scratch(const BodyEval& e)
-    : buf(e.body_.size()), tile(e.body_.size()), len(e.body_.size(), -1), splat_filled(e.body_.size(), 0),
-      ptr(e.body_.size(), nullptr) {
-  thread_local std::vector<Array> pool;
+BodyEval::Scratch::Scratch(const BodyEval& e) : slot(e.body_.size()), tile(e.body_.size()) {
+  thread_local std::deque<Array> pool;  // a deque: growing it keeps the earlier arrays in place
   std::size_t used = 0;
   for (NodeId id = 0; id < e.body_.size(); ++id)
     if (e.p_.role[id] == BodyRole::compute || e.p_.role[id] == BodyRole::broadcast) {
       if (used == pool.size()) pool.emplace_back(Type{DType::f64, {kTile}});  // the widest dtype
-      buf[id] = pool[used++];
+      slot[id].buf = &pool[used++];
     }
 }
 
-const Array& BodyEval::window(Scratch& s, NodeId x, std::int64_t off, std::int64_t len) const {
-  if (p_.role[x] == BodyRole::tiled) s.tile[x] = whole_[x]->view(off, Type{body_.node(x).type.dtype, {len}});
-  if (p_.role[x] == BodyRole::matmul) s.tile[x] = out_->view(off, Type{body_.node(x).type.dtype, {len}});
+Array& BodyEval::typed(Scratch& s, NodeId x, std::int64_t len) const {
+  Scratch::Slot& sl = s.slot[x];
+  if (sl.len != len) {
+    s.tile[x] = *sl.buf;
+    s.tile[x].retype(Type{body_.node(x).type.dtype, {len}});
+    sl.len = len;
+  }
   return s.tile[x];
+}
+
+const Array& BodyEval::window(Scratch& s, NodeId x, std::int64_t off, std::int64_t len) const {
+  switch (p_.role[x]) {
+    case BodyRole::tiled: return s.tile[x] = whole_[x]->view(off, Type{body_.node(x).type.dtype, {len}});
+    case BodyRole::matmul: return s.tile[x] = out_->view(off, Type{body_.node(x).type.dtype, {len}});
+    case BodyRole::compute:
+    case BodyRole::broadcast: return typed(s, x, len);
+    default: return s.tile[x];
+  }
 }
 
 // Per window, each value costs one registry kernel call: keep the rest of the per-window
 // work allocation-free (window buffers are retyped only when the window length changes,
 // the result is written straight into `dst`), or it rivals the arithmetic. Ops with a span
 // kernel (OpDef::span_kernel) take raw pointers: no Array view per operand and window.
-const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const {
+const void* BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const {
   for (NodeId id = 0; id < body_.size(); ++id) {
     const Node& b = body_.node(id);
+    Scratch::Slot& sl = s.slot[id];
     switch (p_.role[id]) {
       case BodyRole::whole:
       case BodyRole::reduce: break;
       case BodyRole::tiled:
-        s.ptr[id] = static_cast<const std::byte*>(whole_[id]->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype));
+        sl.ptr = static_cast<const std::byte*>(whole_[id]->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype));
         break;
       case BodyRole::matmul:
-        s.ptr[id] = static_cast<const std::byte*>(out_->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype));
+        sl.ptr = static_cast<const std::byte*>(out_->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype));
         break;
       case BodyRole::broadcast:
       case BodyRole::compute: {
         const bool to_dst = id == p_.result && dst;
-        if (!to_dst && s.len[id] != len) {
-          s.tile[id] = s.buf[id];
-          s.tile[id].retype(Type{b.type.dtype, {len}});
-          s.len[id] = len;
-        }
         void* const t = to_dst ? static_cast<std::byte*>(dst->raw()) + off * static_cast<std::int64_t>(size_of(b.type.dtype))
-                               : s.tile[id].raw();
-        s.ptr[id] = t;
+                               : sl.buf->raw();
+        sl.ptr = t;
         if (p_.role[id] == BodyRole::broadcast) {
           const Bcast& m = bmap_[id];
           if (m.splat && !to_dst) {  // the same window at every offset: filled once
-            if (s.splat_filled[id] >= len) break;
-            s.splat_filled[id] = len;
+            if (sl.splat_filled >= len) break;
+            sl.splat_filled = len;
           }
           run_broadcast(m.shape, m.sstride, m.elem, static_cast<const std::byte*>(whole_[b.inputs[0]]->raw()),
                         static_cast<std::byte*>(t), off, len);
         } else {
           if (b.op->span_kernel) {
             s.args.clear();
-            for (NodeId x : b.inputs) s.args.push_back(s.ptr[x]);
+            for (NodeId x : b.inputs) s.args.push_back(s.slot[x].ptr);
             if (b.op->span_kernel(SpanArgs{b.type.dtype, body_.node(b.inputs[0]).type.dtype, t, s.args, len})) break;
           }
           s.ins.clear();
@@ -281,14 +296,14 @@ const Array& BodyEval::run(Scratch& s, std::int64_t off, std::int64_t len, Array
             Array w = dst->view(off, Type{b.type.dtype, {len}});
             b.op->kernel(KernelArgs{s.ins, b, w, nullptr});
           } else {
-            b.op->kernel(KernelArgs{s.ins, b, s.tile[id], nullptr});
+            b.op->kernel(KernelArgs{s.ins, b, typed(s, id, len), nullptr});
           }
         }
         break;
       }
     }
   }
-  return dst ? *dst : s.tile[p_.result];  // with dst: the whole result (its window is written)
+  return s.slot[p_.result].ptr;
 }
 
 }  // namespace fused
@@ -305,10 +320,8 @@ using fused::BodyRole;
 using fused::kTile;
 
 BodyPlan checked_plan(const KernelArgs& k) {
-  std::vector<Type> in_types;  // the operands' types (a view's buffer has another shape)
-  for (NodeId param : k.node.regions[0]->inputs()) in_types.push_back(k.node.regions[0]->node(param).type);
-  try {
-    return fused::analyze(k.node, in_types);
+  try {  // not against k.in's types: a view's buffer has another shape
+    return fused::analyze_body(k.node);
   } catch (const TypeRuleError& e) {
     MG_ASSERT(false, "fused node does not verify: " + e.message);
   }

@@ -37,6 +37,9 @@ struct BodyPlan {
 // Checks `n` (a fused node, inputs typed `in`) against the contract; returns its plan.
 // Throws TypeRuleError.
 BodyPlan analyze(const Node& n, std::span<const Type> in);
+// The same without the parameter check, for a node whose operands are its region's own
+// parameter types (the kernel: the verifier checked them against the graph).
+BodyPlan analyze_body(const Node& n);
 
 // Evaluates a body's elementwise values over windows [off, off + len) of the loop.
 class BodyEval {
@@ -45,27 +48,33 @@ class BodyEval {
   // result the epilogue reads), or null.
   BodyEval(const Node& n, const BodyPlan& p, std::span<const Array* const> in, const Array* out);
 
-  // Per-thread window buffers (taken from a thread-local pool, kept between calls).
+  // Per-thread window buffers (taken from a thread-local pool, kept between calls). Set up
+  // on every call of the node's kernel, so it allocates little: window buffers are held
+  // as pointers, and typed Arrays over them (an Array copy allocates its shape) are made
+  // only for ops without a span kernel.
   class Scratch {
    public:
     explicit Scratch(const BodyEval& e);
 
    private:
     friend class BodyEval;
-    std::vector<Array> buf, tile;
-    std::vector<std::int64_t> len;  // the window length tile[id] is typed for (-1: none)
-    // A splat's window (one value at every offset) is filled once a call, not per window:
-    // how many leading elements of buf[id] hold it.
-    std::vector<std::int64_t> splat_filled;
+    struct Slot {
+      Array* buf = nullptr;        // the value's window buffer (compute and broadcast values)
+      std::int64_t len = -1;       // the window length tile[id] is typed for (-1: none)
+      std::int64_t splat_filled = 0;  // a splat's window (one value at every offset) is filled
+                                      // once a call: how many leading elements hold it
+      const void* ptr = nullptr;   // the value's window this call (raw, for span kernels)
+    };
+    std::vector<Slot> slot;
+    std::vector<Array> tile;  // typed views, made on demand (typed(), window())
     std::vector<const Array*> ins;
-    std::vector<const void*> ptr;   // each value's window this call (raw, for span kernels)
     std::vector<const void*> args;  // one op's operand windows
   };
 
   // Computes the window [off, off + len) (len <= kTile); the result into that window of
   // `dst` (the node's whole result) or, when dst is null, into scratch. Returns the
-  // result's window (with dst: dst).
-  const Array& run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const;
+  // result's window.
+  const void* run(Scratch& s, std::int64_t off, std::int64_t len, Array* dst) const;
 
  private:
   struct Bcast {
@@ -74,9 +83,10 @@ class BodyEval {
     std::size_t elem = 0;
     bool splat = false;  // every stride 0: the same value at every offset
   };
-  // Value x's window as an Array (a view of a tiled or matmul value, made on demand: span
-  // kernels read raw pointers and need none).
+  // Value x's window as an Array (a view of a tiled or matmul value, or a computed value's
+  // buffer typed to the window, made on demand: span kernels read raw pointers and need none).
   const Array& window(Scratch& s, NodeId x, std::int64_t off, std::int64_t len) const;
+  Array& typed(Scratch& s, NodeId x, std::int64_t len) const;
 
   const Graph& body_;
   const BodyPlan& p_;

@@ -34,7 +34,7 @@ class Source {
   const T* at(BodyEval::Scratch& sc, std::int64_t s, std::int64_t len) const {
     const std::int64_t lo = s / kAlign * kAlign;
     const std::int64_t hi = std::min(total_, (s + len + kAlign - 1) / kAlign * kAlign);
-    return e_.run(sc, lo, hi - lo, nullptr).template data<T>() + (s - lo);
+    return static_cast<const T*>(e_.run(sc, lo, hi - lo, nullptr)) + (s - lo);
   }
 
  private:
