@@ -261,8 +261,9 @@ int main(int argc, char** argv) try {
     Array cached = sampler.logits_after(window);
     double diff = 0, scale = 0;
     for (std::int64_t j = 0; j < cfg.vocab; ++j) {
-      diff = std::max(diff, std::abs(cached.at(j) - full_logits.at((T - 1) * cfg.vocab + j)));
-      scale = std::max(scale, std::abs(full_logits.at((T - 1) * cfg.vocab + j)));
+      const double want = full_logits.at((T - 1) * cfg.vocab + j);
+      diff = std::max(diff, std::abs(cached.at(j) - want));
+      scale = std::max(scale, std::abs(want));
     }
     std::printf("KV cache check: last-position logits vs the full forward pass over %lld tokens: max |diff| %.1e "
                 "(largest logit %.1f)\n",
