@@ -30,8 +30,10 @@ std::vector<std::string> compiler_command() {
   // and -O2 there (kernels kept at -O3, vect-cost-model=dynamic) compiled it in 9 s with
   // the miniGPT and MLP steps unchanged, but the CNN step ran 2x slower (its convolution
   // loops, written into the step function, need -O3's unrolling and peeling).
+  // The module calls no BLAS (its GEMMs are its own), so it neither includes <cblas.h> nor
+  // links OpenBLAS: 25% of a small module's compile was that header and that library.
   for (const char* flag : {"-std=c99", "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno",
-                           "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared", "-w"})
+                           "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared", "-pipe", "-w"})
     argv.emplace_back(flag);
   return argv;
 }
@@ -58,7 +60,7 @@ std::shared_ptr<Native> Native::load(const Module& m) {
   std::lock_guard lock(mu);
   if (auto p = loaded[key].lock()) return p;
 
-  const CachedObject obj = cached_compile(key, m.name + ".h", m.header, m.source, cmd, {"-lopenblas", "-lm"});
+  const CachedObject obj = cached_compile(key, m.name + ".h", m.header, m.source, cmd, {"-lm"});
   auto p = std::shared_ptr<Native>(new Native());
   p->source_path_ = obj.source.string();
   p->handle_ = dlopen(obj.object.c_str(), RTLD_NOW | RTLD_LOCAL);

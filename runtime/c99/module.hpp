@@ -22,8 +22,8 @@ struct Options {
   std::string name = "model";  // the C prefix: <name>_run, <name>.h
   // Standalone: no BLAS (our own GEMM, ir/ops/gemm_c99.cpp), one static arena inside the
   // file, no dependency beyond <math.h> and <stdint.h> (and, on x86 with AVX2/AVX-512, the
-  // compiler's <immintrin.h>). Otherwise (the JIT): cblas for float
-  // GEMMs and the caller passes the arena.
+  // compiler's <immintrin.h>). Otherwise (the JIT): the same GEMM, and the caller passes the
+  // arena.
   bool standalone = true;
   // Graph inputs embedded as `static const` arrays (trained weights): by input name.
   std::map<std::string, Array, std::less<>> weights;
