@@ -24,6 +24,11 @@ void CWriter::close(const std::string& tail) {
   line("}" + tail);
 }
 std::string CWriter::fresh(const std::string& prefix) { return prefix + std::to_string(counter_++); }
+std::string CWriter::take_since(std::size_t size) {
+  std::string tail = out_.substr(size);
+  out_.resize(size);
+  return tail;
+}
 
 std::string c_type(DType t) {
   switch (t) {

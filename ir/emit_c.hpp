@@ -27,6 +27,9 @@ class CWriter {
   void raw(const std::string& s) { out_ += s; }
   std::string fresh(const std::string& prefix);  // a new unique local name
   const std::string& str() const { return out_; }
+  // Removes and returns what was written after str() had `size` characters (a block
+  // written in place, with this writer's names, to be placed elsewhere).
+  std::string take_since(std::size_t size);
 
  private:
   std::string out_;

@@ -13,7 +13,7 @@ mean mostly measures the load (scripts/profile_c99_steps.py times the real call,
 Each argument gets MG_ARG_MIB (default 16) MiB: raise it for modules with larger inputs.
 """
 import re, subprocess, sys, os
-from c99_steps import instrument
+from c99_steps import first_step_line, instrument
 src = open(sys.argv[1]).read().split("\n")
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 thr = sys.argv[3] if len(sys.argv) > 3 else "1"
@@ -34,7 +34,7 @@ static void mg_tick(int k) {{ struct timespec t; clock_gettime(CLOCK_MONOTONIC, 
   if (mg_step >= 0) mg_cur[mg_step] = (t.tv_sec - mg_last.tv_sec) * 1e3 + (t.tv_nsec - mg_last.tv_nsec) * 1e-6;
   mg_step = k < {n} ? k : -1; mg_last = t; }}
 """
-j = next(i for i, l in enumerate(out) if l.startswith("int mg_jit_run("))
+j = first_step_line(out)
 out.insert(j, timer)
 labs = ", ".join('"' + s + '"' for s in labels)
 i64s = ", ".join(str(x) for x in i64) or "-1"

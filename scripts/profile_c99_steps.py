@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from c99_steps import instrument
+from c99_steps import first_step_line, instrument
 
 
 def fnv1a(data: bytes) -> str:  # runtime/c99/jit_cache.cpp's content hash
@@ -63,14 +63,14 @@ static void mg_prof_dump(void) {{
   fclose(f);
 }}
 """
-    j = next(i for i, l in enumerate(out) if l.startswith("int mg_jit_run("))
+    j = first_step_line(out)
     out.insert(j, timer)
     cc = os.environ.get("MG_CC", "cc").split()
     flags = ["-std=c99", "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
-             "-fopenmp", "-fPIC", "-shared", "-w"]  # runtime/c99/jit.cpp's
+             "-fopenmp", "-fPIC", "-shared", "-pipe", "-w"]  # runtime/c99/jit.cpp's
     with tempfile.TemporaryDirectory() as d:
         open(f"{d}/module.c", "w").write("\n".join(out))
-        subprocess.run(cc + flags + ["module.c", "-o", "module.so", "-lopenblas", "-lm"], cwd=d, check=True)
+        subprocess.run(cc + flags + ["module.c", "-o", "module.so", "-lm"], cwd=d, check=True)
         obj = open(f"{d}/module.so", "rb").read()
     checksum = fnv1a(obj)
     name = f"{key}-{checksum}.so"

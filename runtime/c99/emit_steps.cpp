@@ -5,6 +5,7 @@
 #include "minigrad/runtime/c99/emit_steps.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
@@ -139,7 +140,56 @@ void emit_check(const ir::Node& n, const StepOptions& o, const std::string& fail
 // Writes step k (its loop, or loop nest, and numerics check).
 void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std::size_t k, ir::CWriter& w);
 
+// The entry's steps go into functions of about this many lines each. GCC's time on one
+// function grows faster than its length: miniGPT's training step (565 steps, 8800 lines)
+// compiled in 20 s as one function, 10 s as one function per step, 8.7 s in functions of
+// 300 lines (10.7 s of 1000); a module of fewer lines keeps its steps in the entry, where
+// one function per step compiled 15-30% slower (more functions, each with fixed costs).
+constexpr std::size_t kStepFunctionLines = 300;
+
+// Moves the steps written into `w` since `mark` into a function of their own and writes
+// its call in their place; noinline, or GCC inlines it (called once) straight back.
+// `first`: the index of its first step, which names it (not w.fresh: the names after it
+// stay what they would be without the split).
+void outline(const StepOptions& o, ir::CWriter& w, std::size_t mark, std::size_t first) {
+  const std::string body = w.take_since(mark);
+  if (body.empty()) return;
+  const std::string name = "mg_step" + std::to_string(first);
+  std::string params = "unsigned char* const arena", args = "arena", decls = "  (void)arena;\n";
+  for (ir::NodeId id : pointers_named(body, o.prefix, *o.pointers)) {
+    const StepPointer& p = (*o.pointers)[id];
+    const std::string v = o.prefix + std::to_string(id);
+    if (p.arena_offset) {
+      decls += "  " + p.type + " const " + v + " = (" + p.type + ")(arena + " + std::to_string(*p.arena_offset) + ");\n";
+    } else {
+      params += ", " + p.type + " const " + v;
+      args += ", " + v;
+    }
+    decls += "  (void)" + v + ";\n";
+  }
+  *o.functions += "static MG_NOINLINE int " + name + "(" + params + ") {\n" + decls + body + "  return 0;\n}\n\n";
+  w.line("{ const int mg_rc = " + name + "(" + args + "); if (mg_rc) return mg_rc; }");
+}
+
 }  // namespace
+
+std::vector<ir::NodeId> pointers_named(const std::string& text, const std::string& prefix,
+                                       const std::vector<StepPointer>& declared) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<bool> seen(declared.size(), false);
+  for (std::size_t i = text.find(prefix); i != std::string::npos; i = text.find(prefix, i + 1)) {
+    std::size_t j = i + prefix.size();
+    if ((i > 0 && word(text[i - 1])) || j >= text.size() || !std::isdigit(static_cast<unsigned char>(text[j]))) continue;
+    std::size_t id = 0;
+    for (; j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])); ++j) id = id * 10 + (text[j] - '0');
+    if (j < text.size() && word(text[j])) continue;
+    if (id < declared.size() && !declared[id].type.empty()) seen[id] = true;
+  }
+  std::vector<ir::NodeId> ids;
+  for (std::size_t id = 0; id < seen.size(); ++id)
+    if (seen[id]) ids.push_back(static_cast<ir::NodeId>(id));
+  return ids;
+}
 
 void emit_region(const ir::Graph& body, const std::string& base, std::span<const std::string> args,
                  std::span<const std::string> results, const StepOptions& o, ir::CWriter& w) {
@@ -214,9 +264,23 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
   // not inside loop bodies, nor with numerics checks (those scan whole buffers per step).
   const bool grouping = o.path.empty() && !o.check_numerics;
   const std::vector<std::size_t> group_end = grouping ? loop_group_ends(g, s) : std::vector<std::size_t>{};
-  for (std::size_t k = 0; k < s.steps.size();) {
+  const bool outlining = o.functions && o.pointers;
+  std::size_t chunk = w.str().size(), chunk_step = 0;  // where the steps not yet in a function begin
+  bool outlined = false;
+  std::size_t k = 0;
+  auto chunk_full = [&] {
+    if (!outlining) return;
+    const auto from = w.str().begin() + static_cast<std::ptrdiff_t>(chunk);
+    if (static_cast<std::size_t>(std::count(from, w.str().end(), '\n')) < kStepFunctionLines) return;
+    outline(o, w, chunk, chunk_step);
+    outlined = true;
+    chunk = w.str().size();
+    chunk_step = k;
+  };
+  for (; k < s.steps.size(); chunk_full()) {
     const std::size_t end = grouping ? group_end[k] : k + 1;
     if (end == k + 1) {
+      w.line("/* " + describe(g, s.steps[k]) + " */");
       emit_step(g, s, o, k, w);
       ++k;
       continue;
@@ -234,11 +298,15 @@ void emit_steps(const ir::Graph& g, const Schedule& s, const StepOptions& o, ir:
            std::to_string(kGroupChunk) + " : " + std::to_string(count) + ";");
     {
       const ir::CFlatRange range(count, "mg_lo", "mg_hi");
-      for (; k < end; ++k) emit_step(g, s, o, k, w);
+      for (; k < end; ++k) {
+        w.line("/* " + describe(g, s.steps[k]) + " */");
+        emit_step(g, s, o, k, w);
+      }
     }
     w.close();
     w.close();
   }
+  if (outlined) outline(o, w, chunk, chunk_step);  // the rest; a small module's steps stay in the entry
 }
 
 namespace {
@@ -247,7 +315,6 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
   {
     const ir::NodeId id = s.steps[k];
     const ir::Node& n = g.node(id);
-    w.line("/* " + describe(g, id) + " */");
     if (is_c_expr(n)) {
       const std::int64_t count = n.type.numel();
       if (count == 0) return;
@@ -318,6 +385,8 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
           for (std::size_t q = 0; q < r; ++q) at += region_arena_bytes(*n.regions[q]);
           StepOptions inner = o;
           inner.prefix = w.fresh("mg_r") + "_v";
+          inner.pointers = nullptr;  // a body's steps stay inline in the step
+          inner.functions = nullptr;
           inner.fail = fail;
           inner.path.emplace_back(id, r);  // the body's checks return its nodes' site codes
           emit_region(*n.regions[r], "(" + (scratch.empty() ? std::string("arena") : scratch) + " + " + std::to_string(at) + ")",

@@ -1,14 +1,24 @@
 // The loops of the entry function, one per scheduled step (see emit_steps.cpp).
 #pragma once
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "minigrad/ir/emit_c.hpp"
 #include "minigrad/runtime/c99/module.hpp"
 #include "minigrad/runtime/c99/schedule.hpp"
 
 namespace mg::rt::c99 {
+
+// How a step function gets value k's pointer: a buffer in the arena it derives from
+// `arena` itself (so GCC sees, as in one function, that buffers at distinct offsets do not
+// overlap); any other (inputs, outputs, states, constants) it takes as a parameter.
+struct StepPointer {
+  std::string type;                   // "const float*", "float*"; empty: no pointer declared
+  std::optional<std::size_t> arena_offset;  // the buffer's byte offset in the arena
+};
 
 struct StepOptions {
   bool blas = false;
@@ -21,7 +31,17 @@ struct StepOptions {
   std::vector<std::pair<ir::NodeId, std::size_t>> path;
   std::vector<NumericsSite>* sites = nullptr;
   std::size_t site_base = 0;
+  // The entry function's steps as functions of their own (see emit_steps.cpp): how each
+  // gets value k's pointer, and where their definitions go. Null: the steps are written
+  // inline (inside regions).
+  const std::vector<StepPointer>* pointers = nullptr;
+  std::string* functions = nullptr;
 };
+
+// The value pointers (`<prefix><k>`, not `mg_r0_<prefix><k>`) that C text names, of the
+// values with a declared pointer, in increasing order.
+std::vector<ir::NodeId> pointers_named(const std::string& text, const std::string& prefix,
+                                       const std::vector<StepPointer>& declared);
 
 // Writes every step of `s`; value k is reachable as the pointer `<prefix><k>` (declared
 // by the caller for every value a step reads or writes). Steps whose op owns regions get

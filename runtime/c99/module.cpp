@@ -189,18 +189,24 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   for (ir::NodeId r : roots) named[r] = true;
 
   std::string statics;
-  ir::CWriter w;
-  w.line("unsigned char* const arena = " + std::string(opt.standalone ? "mg_arena.b" : "(unsigned char*)arena_") + ";");
-  w.line("(void)arena;");
-  for (auto& a : m.args) w.line("(void)" + a.c_name + ";");
+  // The entry: `arena`, then the declarations of the value pointers its body names (the
+  // steps are functions of their own, each deriving its arena pointers itself), then `w`.
+  std::string entry = "  unsigned char* const arena = " + std::string(opt.standalone ? "mg_arena.b" : "(unsigned char*)arena_") +
+                      ";\n  (void)arena;\n";
+  for (auto& a : m.args) entry += "  (void)" + a.c_name + ";\n";
+  std::vector<std::string> decl(n);      // value k's pointer declaration in the entry
+  std::vector<StepPointer> pointers(n);  // and how a step function gets it
   for (ir::NodeId id = 0; id < n; ++id) {
     if (!named[id]) continue;
     const ir::Node& nd = g.node(id);
     const std::string T = ir::c_type(nd.type.dtype), v = "v" + std::to_string(id);
+    const bool writable = s.home[id] == Home::arena || s.home[id] == Home::output || s.home[id] == Home::state_out;
+    pointers[id].type = (writable ? "" : "const ") + T + "*";
+    if (s.home[id] == Home::arena) pointers[id].arena_offset = s.where[id];
     switch (s.home[id]) {
       case Home::input:
         if (state_of[id] >= 0) {
-          w.line("const " + T + "* const " + v + " = " + m.args[state_in_arg[static_cast<std::size_t>(state_of[id])]].c_name + ";");
+          decl[id] = "const " + T + "* const " + v + " = " + m.args[state_in_arg[static_cast<std::size_t>(state_of[id])]].c_name + ";";
         } else if (auto it = opt.weights.find(nd.name); it != opt.weights.end()) {
           if (it->second.type() != nd.type)
             throw UserError("C99 export: weight '" + nd.name + "' is " + to_string(it->second.type()) +
@@ -208,33 +214,31 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
           const std::string c = "mg_w_" + c_identifier(nd.name);
           statics += ir::c_array(c, it->second);
           m.weight_bytes += nd.type.nbytes();
-          w.line("const " + T + "* const " + v + " = " + c + ";");
+          decl[id] = "const " + T + "* const " + v + " = " + c + ";";
         } else {
           std::size_t a = 0;
           while (m.args[a].kind != ArgKind::input || m.args[a].node != id) ++a;
-          w.line("const " + T + "* const " + v + " = " + m.args[a].c_name + ";");
+          decl[id] = "const " + T + "* const " + v + " = " + m.args[a].c_name + ";";
         }
         break;
       case Home::constant:
         if (constant_arg[id]) {
-          w.line("const " + T + "* const " + v + " = " + m.args[constant_arg[id]].c_name + ";");
+          decl[id] = "const " + T + "* const " + v + " = " + m.args[constant_arg[id]].c_name + ";";
           break;
         }
         statics += ir::c_array("mg_c" + std::to_string(id), folded[id] ? folded_value[id] : *nd.literal);
         (folded[id] ? m.weight_bytes : m.constant_bytes) += nd.type.nbytes();
-        w.line("const " + T + "* const " + v + " = mg_c" + std::to_string(id) + ";");
+        decl[id] = "const " + T + "* const " + v + " = mg_c" + std::to_string(id) + ";";
         break;
       case Home::arena:
-        w.line(T + "* const " + v + " = (" + T + "*)(arena + " + std::to_string(s.where[id]) + ");");
+        decl[id] = T + "* const " + v + " = (" + T + "*)(arena + " + std::to_string(s.where[id]) + ");";
         break;
       case Home::output:
       case Home::state_out:
-        w.line(T + "* const " + v + " = " + m.args[s.where[id]].c_name + ";");
+        decl[id] = T + "* const " + v + " = " + m.args[s.where[id]].c_name + ";";
         break;
       case Home::none: MG_ASSERT(false, "C99: value without a home");
     }
-    // A value with no elements gets no loop that reads it: keep -Wunused-variable quiet.
-    if (nd.type.numel() == 0) w.line("(void)" + v + ";");
   }
 
   std::map<std::string, std::string> support;
@@ -247,6 +251,10 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   so.check_numerics = opt.check_numerics;
   so.sites = &m.numerics_sites;
   so.site_base = g.size();
+  std::string step_functions;
+  ir::CWriter w;
+  so.pointers = &pointers;
+  so.functions = &step_functions;
   emit_steps(g, s, so, w);
 
   // Outputs and next states that live elsewhere are copied last.
@@ -301,17 +309,20 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   // simd loops only GCC vectorises (float max reductions; libm calls, through libmvec):
   // clang reports the loops it cannot vectorise as warnings, which -Werror exports refuse.
   src += "#if defined(_OPENMP) && defined(__GNUC__) && !defined(__clang__)\n#define MG_OMP_GCC(x) _Pragma(#x)\n#else\n"
-         "#define MG_OMP_GCC(x)\n#endif\n\n";
-  std::string calls = w.str();
+         "#define MG_OMP_GCC(x)\n#endif\n";
+  src += "#if defined(__GNUC__)\n#define MG_NOINLINE __attribute__((noinline))\n#else\n#define MG_NOINLINE\n#endif\n\n";
+  std::string calls = w.str() + step_functions;  // what the module calls
   for (auto& name : support_order) calls += support[name];
   src += vector_math_decls(calls);
-  if (w.str().find("mg_f2i64(") != std::string::npos) src += kF2I64 + std::string("\n");
+  if (calls.find("mg_f2i64(") != std::string::npos) src += kF2I64 + std::string("\n");
   for (auto& name : support_order) src += support[name] + "\n";
   src += statics;
   if (opt.standalone)
     src += "\n/* The one arena: every intermediate buffer at its planned offset. */\nstatic union { double d; int64_t i; "
            "unsigned char b[" + std::to_string(m.arena_bytes > 0 ? m.arena_bytes : 1) + "]; } mg_arena;\n";
-  src += "\n" + proto + " {\n" + w.str() + "}\n";
+  src += "\n/* The steps of " + m.name + "_run, one function each (or one per loop group). */\n" + step_functions;
+  for (ir::NodeId id : pointers_named(w.str(), "v", pointers)) entry += "  " + decl[id] + "\n";
+  src += proto + " {\n" + entry + w.str() + "}\n";
   if (!opt.standalone) {
     src += "\nint " + m.name + "_call(void* const* args, void* arena) {\n  return " + m.name + "_run(";
     for (std::size_t k = 0; k < m.args.size(); ++k) {
