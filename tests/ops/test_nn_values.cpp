@@ -315,44 +315,47 @@ TEST(PoolValues, MaxPoolPropagatesNaN) {
 
 // The 2x2 stride-2 fast path against a window-by-window reference of the sequential rule
 // (first maximum in row-major order, a later NaN replacing an earlier one), on planes with
-// many ties and some NaNs, odd sizes (a last row / column no window covers), f32 and f64:
-// forward values, the argmax routing of the gradient and of select.
+// many ties and some NaNs, odd sizes (a last row / column no window covers), rows short
+// and long enough for the vector loops' main body and tail, f32 and f64: forward values,
+// the argmax routing of the gradient and of select.
 TEST(PoolValues, MaxPool2x2MatchesTheSequentialRule) {
-  for (DType dt : {f32, f64}) {
-    const Shape xs{2, 3, 5, 7};
-    Graph g;
-    Value x = g.add_input("x", Type{dt, xs});
-    Value gy = g.add_input("g", Type{dt, {2, 3, 2, 3}});
-    Value d = g.add_input("d", Type{dt, xs});
-    MaxPool2dParams p{.kernel_size = {2, 2}, .stride = {2, 2}};
-    Array xv(Type{dt, xs}), gv(Type{dt, {2, 3, 2, 3}}), dv(Type{dt, xs});
-    std::mt19937 rng(7);
-    for (std::int64_t i = 0; i < xv.numel(); ++i) {
-      const auto v = rng() % 16;  // 0..2: ties everywhere; 15: a NaN now and then
-      xv.set(i, v == 15 ? std::nan("") : static_cast<double>(v % 3));
-      dv.set(i, static_cast<double>(i));
+  for (DType dt : {f32, f64})
+    for (const Shape& xs : {Shape{2, 3, 5, 7}, Shape{2, 3, 9, 75}}) {
+      const std::int64_t H = xs[2], W = xs[3], Ho = H / 2, Wo = W / 2, planes = xs[0] * xs[1];
+      const Shape ys{xs[0], xs[1], Ho, Wo};
+      Graph g;
+      Value x = g.add_input("x", Type{dt, xs});
+      Value gy = g.add_input("g", Type{dt, ys});
+      Value d = g.add_input("d", Type{dt, xs});
+      MaxPool2dParams p{.kernel_size = {2, 2}, .stride = {2, 2}};
+      Array xv(Type{dt, xs}), gv(Type{dt, ys}), dv(Type{dt, xs});
+      std::mt19937 rng(7);
+      for (std::int64_t i = 0; i < xv.numel(); ++i) {
+        const auto v = rng() % 16;  // 0..2: ties everywhere; 15: a NaN now and then
+        xv.set(i, v == 15 ? std::nan("") : static_cast<double>(v % 3));
+        dv.set(i, static_cast<double>(i));
+      }
+      for (std::int64_t i = 0; i < gv.numel(); ++i) gv.set(i, static_cast<double>(i + 1));
+      std::vector<Value> outs{ir::max_pool2d(x, p), ir::max_pool2d_grad(x, gy, p), ir::max_pool2d_select(x, d, p)};
+      auto r = rt::evaluate(outs, {{"x", xv}, {"g", gv}, {"d", dv}});
+      std::vector<double> dx(static_cast<std::size_t>(xv.numel()), 0.0);
+      for (std::int64_t pl = 0; pl < planes; ++pl)
+        for (std::int64_t i = 0; i < Ho; ++i)
+          for (std::int64_t j = 0; j < Wo; ++j) {
+            std::int64_t best = pl * H * W + 2 * i * W + 2 * j;
+            for (std::int64_t h = 2 * i; h < 2 * i + 2; ++h)
+              for (std::int64_t w = 2 * j; w < 2 * j + 2; ++w) {
+                const std::int64_t at = pl * H * W + h * W + w;
+                if (xv.at(at) > xv.at(best) || std::isnan(xv.at(at))) best = at;
+              }
+            const std::int64_t o = (pl * Ho + i) * Wo + j;
+            if (std::isnan(xv.at(best))) EXPECT_TRUE(std::isnan(r[0].at(o))) << o;
+            else EXPECT_EQ(r[0].at(o), xv.at(best)) << o;
+            EXPECT_EQ(r[2].at(o), dv.at(best)) << o;
+            dx[static_cast<std::size_t>(best)] += gv.at(o);
+          }
+      EXPECT_EQ(r[1].to_doubles(), dx) << to_string(xs);
     }
-    for (std::int64_t i = 0; i < gv.numel(); ++i) gv.set(i, static_cast<double>(i + 1));
-    std::vector<Value> outs{ir::max_pool2d(x, p), ir::max_pool2d_grad(x, gy, p), ir::max_pool2d_select(x, d, p)};
-    auto r = rt::evaluate(outs, {{"x", xv}, {"g", gv}, {"d", dv}});
-    std::vector<double> dx(static_cast<std::size_t>(xv.numel()), 0.0);
-    for (std::int64_t pl = 0; pl < 6; ++pl)
-      for (std::int64_t i = 0; i < 2; ++i)
-        for (std::int64_t j = 0; j < 3; ++j) {
-          std::int64_t best = pl * 35 + 2 * i * 7 + 2 * j;
-          for (std::int64_t h = 2 * i; h < 2 * i + 2; ++h)
-            for (std::int64_t w = 2 * j; w < 2 * j + 2; ++w) {
-              const std::int64_t at = pl * 35 + h * 7 + w;
-              if (xv.at(at) > xv.at(best) || std::isnan(xv.at(at))) best = at;
-            }
-          const std::int64_t o = pl * 6 + i * 3 + j;
-          if (std::isnan(xv.at(best))) EXPECT_TRUE(std::isnan(r[0].at(o))) << o;
-          else EXPECT_EQ(r[0].at(o), xv.at(best)) << o;
-          EXPECT_EQ(r[2].at(o), dv.at(best)) << o;
-          dx[static_cast<std::size_t>(best)] += gv.at(o);
-        }
-    EXPECT_EQ(r[1].to_doubles(), dx);
-  }
 }
 
 TEST(PoolValues, MaxPoolStridedWindowsPerPlane) {
