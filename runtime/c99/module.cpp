@@ -320,7 +320,9 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   if (opt.standalone)
     src += "\n/* The one arena: every intermediate buffer at its planned offset. */\nstatic union { double d; int64_t i; "
            "unsigned char b[" + std::to_string(m.arena_bytes > 0 ? m.arena_bytes : 1) + "]; } mg_arena;\n";
-  src += "\n/* The steps of " + m.name + "_run, one function each (or one per loop group). */\n" + step_functions;
+  if (!step_functions.empty())
+    src += "\n/* " + m.name + "_run's steps, in runs of about 300 lines, each a function it calls in order. */\n" +
+           step_functions;
   for (ir::NodeId id : pointers_named(w.str(), "v", pointers)) entry += "  " + decl[id] + "\n";
   src += proto + " {\n" + entry + w.str() + "}\n";
   if (!opt.standalone) {
