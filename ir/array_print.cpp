@@ -21,13 +21,6 @@ constexpr std::int64_t kEdgeItems = 3;     // entries kept at each end of a summ
 constexpr std::size_t kLineWidth = 80;     // rows wrap here (torch, NumPy)
 constexpr int kPrecision = 4;              // decimals of fixed and scientific floats
 
-// Row-major strides of `shape`, in elements.
-std::vector<std::int64_t> strides_of(const Shape& shape) {
-  std::vector<std::int64_t> st(shape.size(), 1);
-  for (std::size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
-  return st;
-}
-
 // The indices printed along an axis of size n: all of them, or the first and last
 // kEdgeItems with -1 marking the `...` between them.
 std::vector<std::int64_t> shown(std::int64_t n, bool summarise) {

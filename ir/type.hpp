@@ -6,10 +6,9 @@
 #include <vector>
 
 #include "minigrad/ir/dtype.hpp"
+#include "minigrad/ir/shape.hpp"
 
 namespace mg {
-
-using Shape = std::vector<std::int64_t>;
 
 std::int64_t numel(const Shape& s);  // ShapeError when the count overflows int64
 std::string to_string(const Shape& s);  // "[3,4]", "[]" for 0-d
