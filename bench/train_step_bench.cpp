@@ -6,8 +6,9 @@
 // (below 1: we are faster); each measurement runs in a child process of its own.
 //   train_step_bench [--iters N] [--warmup N] [--only mlp|cnn] [--threads 1|2] [--no-peer] [--profile [rows]]
 // --only/--threads/--no-peer narrow the run (e.g. for `perf record` of our side alone).
-// --profile: our interpreter's telemetry (per op and per node) of the 1-thread steps
-// after their timed runs (the timings then include the telemetry's clock reads).
+// --profile: our interpreter's telemetry (per op and per node) of the 1-thread steps, or
+// with --threads N of the N-thread steps, after their timed runs (the timings then include
+// the telemetry's clock reads).
 #include <cblas.h>
 #include <omp.h>
 
@@ -41,6 +42,7 @@ namespace {
 using mg::bench::in_child;
 
 bool g_profile = false;
+int g_profile_threads = 1;  // the thread count whose steps --profile reports
 std::size_t g_profile_rows = 30;
 
 using Mlp = mg::examples::FashionMlp;
@@ -54,7 +56,7 @@ void set_threads(int n) {
 template <class Model>
 double our_step_ms(mg::Shape x_shape, int threads, int warmup, int iters) {
   set_threads(threads);
-  const bool profile = g_profile && threads == 1;
+  const bool profile = g_profile && threads == g_profile_threads;
   mg::bench::TrainStepWorkload<Model> w(x_shape, {.profile = profile});
   double sink = 0;
   const double ms = mg::bench::median_ms([&] { sink += w.run(); }, warmup, iters);
@@ -102,6 +104,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (only_threads) g_profile_threads = only_threads;
 #if MG_BENCH_TORCH
   const Workload workloads[] = {{"MLP 784-128-10, batch 128, Adam step", our_mlp, mg::bench::torch_mlp_step_ms},
                                 {"CNN (example 05), batch 64, Adam step", our_cnn, mg::bench::torch_cnn_step_ms}};
