@@ -8,7 +8,6 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <stdexcept>
@@ -63,7 +62,6 @@ class Shape {
   ~Shape() { release(); }
 
   operator std::vector<std::int64_t>() const { return {begin(), end()}; }  // NOLINT: implicit
-  std::vector<std::int64_t> vec() const { return {begin(), end()}; }
 
   size_type size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }

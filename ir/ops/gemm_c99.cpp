@@ -206,19 +206,18 @@ static void mg_gemm_tile_$S(int64_t kc, const $T* ap, int64_t ars, int64_t aps, 
 }
 #endif
 /* C[m,n] (row-major) = A @ B, A(i,p) = a[i*ars + p*acs], B(p,j) = b[p*brs + j*bcs] (a
-   transposed operand is read in place). The NR-column panels of C are split into one chunk
-   per thread (an OpenMP iteration each: no barrier inside, and a chunk packs only its own
-   B panels, so the scratch is one KC x n slice whatever the thread count). A chunk walks
-   blocks of NC columns; per KC-deep slice it packs the block's B panels (into `bpack`, a
-   panel's stride KC; or one panel at a time on the stack when bpack is 0), then for each
-   MR rows packs A's micro-panel (stack, L1) and runs the tiles across the block (B in L2).
+   transposed operand is read in place): the block of C rows [i0, i1) (i0 a multiple of MR)
+   and NR-column panels [t0, t1), run by one thread with no barrier. It walks blocks of NC
+   columns; per KC-deep slice it packs its own B panels (into `bpack`, panel jt at
+   jt * NR * kcmax; or one panel at a time on the stack when bpack is 0), then for each MR
+   rows packs A's micro-panel (stack, L1) and runs the tiles across the block (B in L2).
    The k slices are balanced (784 = 4 x 196, not 3 x 256 + 16). */
-static void mg_gemm_chunk_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
-                             int64_t brs, int64_t bcs, $T* c, $T* bpack, int64_t ch, int64_t nch) {
+static void mg_gemm_block_$S(int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                             int64_t brs, int64_t bcs, $T* c, $T* bpack, int64_t i0, int64_t i1, int64_t t0,
+                             int64_t t1) {
   enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S, KC = MG_GEMM_KC_$S, NCP = MG_GEMM_NC_$S / MG_GEMM_NR_$S };
   const int64_t panels = (n + NR - 1) / NR, slices = (k + KC - 1) / KC, kcmax = (k + slices - 1) / slices;
   {
-    const int64_t t0 = ch * panels / nch, t1 = (ch + 1) * panels / nch;
     $T apack[MR * KC];
     int64_t jb, pc, ir, jt;
     for (jb = t0; jb < t1; jb += NCP) {
@@ -229,25 +228,26 @@ static void mg_gemm_chunk_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64
           for (jt = jb; jt < jb1; ++jt)
             mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs,
                               bpack + jt * NR * kcmax);
-          for (ir = 0; ir < m; ir += MR) {
+          for (ir = i0; ir < i1; ir += MR) {
             /* One panel (n <= NR: attention's head dims): A's rows are read once, so the tile
                reads them in place; packing them cost as much as the FMAs. */
-            const int direct = panels == 1 && m - ir >= MR;
-            if (!direct) mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
+            const int direct = panels == 1 && i1 - ir >= MR;
+            if (!direct) mg_gemm_pack_a_$S(kc, i1 - ir < MR ? i1 - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
             for (jt = jb; jt < jb1; ++jt)
               mg_gemm_tile_$S(kc, direct ? a + ir * ars + pc * acs : apack, direct ? ars : 1, direct ? acs : MR,
-                              bpack + jt * NR * kcmax, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
+                              bpack + jt * NR * kcmax, c + ir * n + jt * NR, n, i1 - ir < MR ? i1 - ir : MR,
                               n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
           }
         } else {
           $T bstack[KC * NR];
           for (jt = jb; jt < jb1; ++jt) {
             mg_gemm_pack_b_$S(kc, n - jt * NR < NR ? n - jt * NR : NR, b + pc * brs + jt * NR * bcs, brs, bcs, bstack);
-            for (ir = 0; ir < m; ir += MR) {
-              const int direct = panels == 1 && m - ir >= MR; /* as above */
-              if (!direct) mg_gemm_pack_a_$S(kc, m - ir < MR ? m - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
-              mg_gemm_tile_$S(kc, direct ? a + ir * ars + pc * acs : apack, direct ? ars : 1, direct ? acs : MR, bstack, c + ir * n + jt * NR, n, m - ir < MR ? m - ir : MR,
-                              n - jt * NR < NR ? n - jt * NR : NR, pc > 0);
+            for (ir = i0; ir < i1; ir += MR) {
+              const int direct = panels == 1 && i1 - ir >= MR; /* as above */
+              if (!direct) mg_gemm_pack_a_$S(kc, i1 - ir < MR ? i1 - ir : MR, a + ir * ars + pc * acs, ars, acs, apack);
+              mg_gemm_tile_$S(kc, direct ? a + ir * ars + pc * acs : apack, direct ? ars : 1, direct ? acs : MR, bstack,
+                              c + ir * n + jt * NR, n, i1 - ir < MR ? i1 - ir : MR, n - jt * NR < NR ? n - jt * NR : NR,
+                              pc > 0);
             }
           }
         }
@@ -255,23 +255,40 @@ static void mg_gemm_chunk_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64
     }
   }
 }
-/* One chunk runs without OpenMP: a parallel region costs a futex call even when it runs on
-   one thread (microseconds on a VM), and attention's batches call this per head matrix. */
+/* The threads split C into a grid of blocks, rows first: row blocks write disjoint runs
+   of C's memory, while threads on column chunks of the same rows slowed each other down
+   (128x784x128 on 2 Zen 5 threads: 108 us with column chunks, 85 with row blocks, 140 on
+   one thread). Each row group packs the B panels it reads into a slice of its own
+   (`nb` slices of KC x roundup(n, 32) in `bpack`, the next slice 64-byte aligned), so
+   there is still no barrier inside; fewer slices than threads: column chunks within a
+   group. One thread runs without OpenMP: a parallel region costs a futex call even when
+   it runs on one thread (microseconds on a VM), and attention's batches call this per
+   head matrix. */
 static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
-                       int64_t brs, int64_t bcs, $T* c, $T* bpack) {
-  const int64_t panels = (n + MG_GEMM_NR_$S - 1) / MG_GEMM_NR_$S;
-  int64_t nch = 1, ch;
+                       int64_t brs, int64_t bcs, $T* c, $T* bpack, int64_t nb) {
+  enum { MR = MG_GEMM_MR_$S, NR = MG_GEMM_NR_$S, KC = MG_GEMM_KC_$S };
+  const int64_t panels = (n + NR - 1) / NR, row_blocks = (m + MR - 1) / MR;
+  const int64_t slice = ((k < KC ? k : KC) * panels * NR + 15) / 16 * 16;
+  int64_t nch = 1, rg, cg, ch;
 #ifdef _OPENMP
   if (m * n * k >= 262144) nch = omp_get_max_threads();
 #endif
-  if (nch > panels) nch = panels;
   if (bpack) bpack = ($T*)(((uintptr_t)bpack + 63) & ~(uintptr_t)63);
-  if (nch <= 1) {
-    mg_gemm_chunk_$S(m, n, k, a, ars, acs, b, brs, bcs, c, bpack, 0, 1);
+  if (!bpack) nb = 1; /* panels on the stack: A is packed once per panel, so column chunks */
+  rg = nch < row_blocks ? nch : row_blocks;
+  if (rg > nb) rg = nb > 1 ? nb : 1;
+  while (nch % rg) --rg; /* whole rows of the grid: 6 threads, 4 slices -> 3 x 2 */
+  cg = nch / rg < panels ? nch / rg : panels;
+  if (rg * cg <= 1) {
+    mg_gemm_block_$S(n, k, a, ars, acs, b, brs, bcs, c, bpack, 0, m, 0, panels);
     return;
   }
-  MG_OMP(omp parallel for schedule(dynamic))
-  for (ch = 0; ch < nch; ++ch) mg_gemm_chunk_$S(m, n, k, a, ars, acs, b, brs, bcs, c, bpack, ch, nch);
+  MG_OMP(omp parallel for schedule(static))
+  for (ch = 0; ch < rg * cg; ++ch) {
+    const int64_t g = ch / cg, j = ch % cg, i0 = g * row_blocks / rg * MR, i1 = (g + 1) * row_blocks / rg * MR;
+    mg_gemm_block_$S(n, k, a, ars, acs, b, brs, bcs, c, bpack ? bpack + g * slice : 0, i0, i1 < m ? i1 : m,
+                     j * panels / cg, (j + 1) * panels / cg);
+  }
 }
 )";
 

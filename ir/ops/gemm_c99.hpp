@@ -24,6 +24,11 @@ std::string substitute(std::string text, DType t);
 // The packed GEMM's B scratch, sized here at emission time for every target: KC deep at
 // most, every target's NR divides kNPad, plus kAlign bytes to align it to a cache line.
 constexpr std::int64_t kKC = 256, kNPad = 32, kAlign = 64;
+// Bytes of that scratch with `slices` slices (mg_gemm's `nb`: one per row group of threads,
+// each packing the B panels it reads) for a k-deep, n-wide B of `elem_size`-byte elements.
+constexpr std::int64_t bpack_bytes(std::int64_t n, std::int64_t k, std::int64_t elem_size, std::int64_t slices = 1) {
+  return slices * (k < kKC ? k : kKC) * ((n + kNPad - 1) / kNPad * kNPad) * elem_size + kAlign;
+}
 // Fewer rows than this: mg_gemm_small (no packing, no scratch).
 constexpr std::int64_t kSmallM = 8;
 

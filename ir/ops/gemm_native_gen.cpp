@@ -19,10 +19,10 @@ int main(int argc, char** argv) {
     const std::string T = t == DType::f32 ? "float" : "double", S(name_of(t)), U = t == DType::f32 ? "F32" : "F64";
     c += gemm_c99::defs_text(t) + gemm_c99::packed_text(t);
     c += "void MG_GEMM_NATIVE_" + U + "(int64_t m, int64_t n, int64_t k, const " + T + "* a, int64_t ars, int64_t acs, const " +
-         T + "* b, int64_t brs, int64_t bcs, " + T + "* c, " + T + "* bpack);\n";
+         T + "* b, int64_t brs, int64_t bcs, " + T + "* c, " + T + "* bpack, int64_t nb);\n";
     c += "void MG_GEMM_NATIVE_" + U + "(int64_t m, int64_t n, int64_t k, const " + T + "* a, int64_t ars, int64_t acs, const " +
-         T + "* b, int64_t brs, int64_t bcs, " + T + "* c, " + T + "* bpack) {\n  mg_gemm_" + S +
-         "(m, n, k, a, ars, acs, b, brs, bcs, c, bpack);\n}\n";
+         T + "* b, int64_t brs, int64_t bcs, " + T + "* c, " + T + "* bpack, int64_t nb) {\n  mg_gemm_" + S +
+         "(m, n, k, a, ars, acs, b, brs, bcs, c, bpack, nb);\n}\n";
   }
   FILE* f = std::fopen(argv[1], "w");
   if (!f) return 1;

@@ -48,7 +48,7 @@ MatmulDims matmul_dims(const Node& node, const Shape& as, const Shape& bs, Trans
 #if defined(__x86_64__)
 #define MG_GEMM_NATIVE_DECL(isa, T, s)                                                                                 \
   void mg_gemm_native_##isa##_##s(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, \
-                                  const T*, std::int64_t, std::int64_t, T*, T*);
+                                  const T*, std::int64_t, std::int64_t, T*, T*, std::int64_t);
 extern "C" {
 MG_GEMM_NATIVE_DECL(avx2, float, f32)
 MG_GEMM_NATIVE_DECL(avx2, double, f64)
@@ -59,7 +59,7 @@ MG_GEMM_NATIVE_DECL(avx512, double, f64)
 
 template <class T>
 using NativeGemm = void (*)(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, const T*,
-                            std::int64_t, std::int64_t, T*, T*);
+                            std::int64_t, std::int64_t, T*, T*, std::int64_t);
 
 template <class T>
 NativeGemm<T> native_gemm() {
@@ -92,19 +92,21 @@ NativeGemm<T> native_gemm() {
 // 128x128x10 and 128x10x128 products took the same time as OpenBLAS's: 9 us each).
 bool ours_wins(const MatmulDims& d) { return std::min(d.m, d.n) >= 8 && std::max(d.m, d.n) >= 32; }
 
-// B's packed panels: KC x roundup(n, NR) (+ a cache line to align). Kept per thread up to
-// 8 MiB (no allocation per call); a wider n gets a buffer of its own for the call.
+// B's packed panels: KC x roundup(n, NR) per thread (+ a cache line to align), so the
+// threads split C by rows, each packing the B it reads (gemm_c99.cpp: threads on columns
+// of the same rows slow each other down). Kept per calling thread up to 8 MiB (no
+// allocation per call); a larger B gets a buffer of its own for the call.
 template <class T>
 bool gemm_ours(const T* a, const T* b, T* c, const MatmulDims& d, Transposed t) {
   const NativeGemm<T> fn = native_gemm<T>();
   if (!fn || !ours_wins(d)) return false;
-  const std::int64_t n_pad = (d.n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
-  const auto need = static_cast<std::size_t>(std::min(d.k, gemm_c99::kKC) * n_pad + gemm_c99::kAlign);
+  const std::int64_t slices = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const auto need = static_cast<std::size_t>((gemm_c99::bpack_bytes(d.n, d.k, sizeof(T), slices) + sizeof(T) - 1) / sizeof(T));
   thread_local std::vector<T> kept;
   std::vector<T> once;
   std::vector<T>& buf = need * sizeof(T) <= (8u << 20) ? kept : once;
   if (buf.size() < need) buf.resize(need);
-  fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, buf.data());
+  fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, buf.data(), slices);
   return true;
 }
 // C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.
@@ -314,12 +316,14 @@ void matmul_c(const CLoopArgs& a) {
   } else if (!a.scratch.empty()) {
     // Our packed GEMM (gemm_c99.cpp), in the JIT too: no BLAS call, transposes read in
     // place, and at the MLP's shapes 1.0-1.2x OpenBLAS on one AVX-512 core (bench/c99_bench (c)).
+    // One B slice planned (threads on column chunks): the arena, a microcontroller's too,
+    // does not grow with a thread count the emitter cannot know.
     a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", " +
-             (batch_threads ? "mg_bs" : "(" + T + "*)" + a.scratch) + ");");
+             (batch_threads ? "mg_bs" : "(" + T + "*)" + a.scratch) + ", 1);");
   } else {
     // No planned scratch (a caller that plans none): B panels packed one at a time on the
     // stack (A re-packed per panel unless there is one panel).
-    a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", 0);");
+    a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", 0, 1);");
   }
   a.w.close();
 }
@@ -329,8 +333,7 @@ std::int64_t matmul_scratch(const Node& node, std::span<const Type> in) {
   const std::size_t r = as.size();
   const std::int64_t m = as[r - 2], k = as[r - 1], n = node.type.shape[r - 1];
   if (!is_float(node.type.dtype) || m < gemm_c99::kSmallM || k == 0 || node.type.numel() == 0) return 0;
-  const std::int64_t n_pad = (n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
-  return std::min(k, gemm_c99::kKC) * n_pad * static_cast<std::int64_t>(size_of(node.type.dtype)) + gemm_c99::kAlign;
+  return gemm_c99::bpack_bytes(n, k, static_cast<std::int64_t>(size_of(node.type.dtype)));
 }
 
 // x with its last two axes swapped. A transpose of a transpose (the backward of a

@@ -44,10 +44,6 @@ Plan plan_of(const ConvGeom& g) {
 bool degenerate(const Plan& p) { return p.g.N == 0 || p.R == 0 || p.L == 0 || p.Og == 0; }
 
 std::int64_t align(std::int64_t bytes) { return (bytes + 63) / 64 * 64; }
-std::int64_t bpack_bytes(std::int64_t n, std::int64_t k, std::int64_t sz) {
-  const std::int64_t n_pad = (n + gemm_c99::kNPad - 1) / gemm_c99::kNPad * gemm_c99::kNPad;
-  return std::min(k, gemm_c99::kKC) * n_pad * sz + gemm_c99::kAlign;
-}
 
 // The GEMM of one (sample, group) task, m x n x k: small ones share one parallel loop.
 bool outer_parallel(std::int64_t tasks, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -160,7 +156,7 @@ void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   if (par) pragma_if(a.w, "(" + q.tasks + ") > 1");
   a.w.open("for (int64_t tt = 0; tt < " + q.tasks + "; ++tt)");
   a.w.line(q.vars);
-  a.w.line(fn + "(" + S(q.m) + ", " + dims + q.A + ", " + q.ars + ", " + q.acs + ", " + b + q.C + ", " + bp + ");");
+  a.w.line(fn + "(" + S(q.m) + ", " + dims + q.A + ", " + q.ars + ", " + q.acs + ", " + b + q.C + ", " + bp + ", 1);");
   a.w.close();
 }
 
@@ -197,7 +193,7 @@ Layout layout_of(const Plan& p, ConvOp op, std::int64_t sz) {
       k = (p.nb + sg - 1) / sg * p.L;  // small: no B panels
     }
   }
-  if (!small_gemm(m, n, k, sz) && !outer_parallel(tasks, m, n, k)) l.bpack = at, at += bpack_bytes(n, k, sz);
+  if (!small_gemm(m, n, k, sz) && !outer_parallel(tasks, m, n, k)) l.bpack = at, at += gemm_c99::bpack_bytes(n, k, sz);
   l.total = at;
   return l;
 }
