@@ -13,11 +13,13 @@ if ! dpkg-query -W -f='${Status}' libtorch-dev 2>/dev/null | grep -q "install ok
 fi
 bash scripts/setup.sh
 meson configure build -Dlibtorch=enabled >/dev/null
-ninja -C build bench/train_step_bench bench/c99_bench bench/pass_pipeline bench/per_sample_bench bench/load_bench
+ninja -C build bench/train_step_bench bench/c99_bench bench/pass_pipeline bench/per_sample_bench bench/load_bench bench/gemm_split_bench
 echo "== training step: ours vs libtorch"
 ./build/bench/train_step_bench "$@"
 echo "== C99 backend: JIT vs interpreter vs libtorch, standalone GEMM vs OpenBLAS"
 ./build/bench/c99_bench "$@"
+echo "== our GEMM's thread split: column chunks (C99 backend) vs row blocks (interpreter)"
+./build/bench/gemm_split_bench
 echo "== the optimizer: training steps without/with the pass pipeline, pipeline time on 10k-1M nodes"
 ./build/bench/pass_pipeline "$@"
 echo "== per-sample gradients (vmap of grad), batch 64: ours vs functorch vmap(grad) vs a libtorch loop"
