@@ -271,7 +271,7 @@ static void mg_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars
   const int64_t slice = ((k < KC ? k : KC) * panels * NR + 15) / 16 * 16;
   int64_t nch = 1, rg, cg, ch;
 #ifdef _OPENMP
-  if (m * n * k >= 262144) nch = omp_get_max_threads();
+  if (m * n * k >= MG_GEMM_THREAD_MIN) nch = omp_get_max_threads();
 #endif
   if (bpack) bpack = ($T*)(((uintptr_t)bpack + 63) & ~(uintptr_t)63);
   if (!bpack) nb = 1; /* panels on the stack: A is packed once per panel, so column chunks */
@@ -392,7 +392,7 @@ std::string substitute_impl(std::string s, DType t) {
 
 }  // namespace
 
-std::string arch_text() { return kArch; }
+std::string arch_text() { return kArch + ("#define MG_GEMM_THREAD_MIN " + std::to_string(kThreadMin) + "\n"); }
 std::string substitute(std::string text, DType t) { return substitute_impl(std::move(text), t); }
 std::string defs_text(DType t) { return substitute(kDefs, t); }
 std::string packed_text(DType t) { return substitute(kPacked, t); }

@@ -31,5 +31,10 @@ constexpr std::int64_t bpack_bytes(std::int64_t n, std::int64_t k, std::int64_t 
 }
 // Fewer rows than this: mg_gemm_small (no packing, no scratch).
 constexpr std::int64_t kSmallM = 8;
+// m * n * k from which mg_gemm runs on OpenMP's threads (MG_GEMM_THREAD_MIN in the C).
+constexpr std::int64_t kThreadMin = 262144;
+// B slices a C99 module plans for a GEMM that threads itself (row groups of threads; more
+// threads split columns within them). A smaller GEMM never threads: one slice.
+constexpr std::int64_t kModuleSlices = 4;
 
 }  // namespace mg::ir::gemm_c99

@@ -253,10 +253,19 @@ GemmOperand gemm_operand(const std::string& ptr, const Type& t, const CView& v) 
 }
 
 // A batch of small products (attention's per-head GEMMs, each below the GEMM's own
-// threading threshold, 262144 in gemm_c99.cpp): threads over the batch instead, each
+// threading threshold, gemm_c99::kThreadMin): threads over the batch instead, each
 // packing B on its own stack when there are several (the planned scratch is one).
+// B scratch slices a module plans for one product: a slice per row group of threads
+// (gemm_c99.cpp) when the GEMM threads itself, else one. The extra slices, KC x n each, are
+// at most a few times B's own bytes, and a GEMM too small to thread (a microcontroller
+// model's) adds nothing to the arena.
+std::int64_t bpack_slices(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return m * n * k >= gemm_c99::kThreadMin ? gemm_c99::kModuleSlices : 1;
+}
+
 bool threads_over_batch(DType t, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k) {
-  return batch > 1 && is_float(t) && m >= gemm_c99::kSmallM && m * n * k < 262144 && batch * m * n * k >= 262144;
+  return batch > 1 && is_float(t) && m >= gemm_c99::kSmallM && m * n * k < gemm_c99::kThreadMin &&
+         batch * m * n * k >= gemm_c99::kThreadMin;
 }
 
 void matmul_c(const CLoopArgs& a) {
@@ -316,10 +325,8 @@ void matmul_c(const CLoopArgs& a) {
   } else if (!a.scratch.empty()) {
     // Our packed GEMM (gemm_c99.cpp), in the JIT too: no BLAS call, transposes read in
     // place, and at the MLP's shapes 1.0-1.2x OpenBLAS on one AVX-512 core (bench/c99_bench (c)).
-    // One B slice planned (threads on column chunks): the arena, a microcontroller's too,
-    // does not grow with a thread count the emitter cannot know.
     a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", " +
-             (batch_threads ? "mg_bs" : "(" + T + "*)" + a.scratch) + ", 1);");
+             (batch_threads ? "mg_bs" : "(" + T + "*)" + a.scratch) + ", " + std::to_string(bpack_slices(m, n, k)) + ");");
   } else {
     // No planned scratch (a caller that plans none): B panels packed one at a time on the
     // stack (A re-packed per panel unless there is one panel).
@@ -333,7 +340,7 @@ std::int64_t matmul_scratch(const Node& node, std::span<const Type> in) {
   const std::size_t r = as.size();
   const std::int64_t m = as[r - 2], k = as[r - 1], n = node.type.shape[r - 1];
   if (!is_float(node.type.dtype) || m < gemm_c99::kSmallM || k == 0 || node.type.numel() == 0) return 0;
-  return gemm_c99::bpack_bytes(n, k, static_cast<std::int64_t>(size_of(node.type.dtype)));
+  return gemm_c99::bpack_bytes(n, k, static_cast<std::int64_t>(size_of(node.type.dtype)), bpack_slices(m, n, k));
 }
 
 // x with its last two axes swapped. A transpose of a transpose (the backward of a

@@ -23,7 +23,7 @@ using conv_c99::kIm2col;
 using conv_c99::kTiles;
 
 constexpr std::int64_t kColBudget = 1 << 21;      // elements of im2col columns per chunk
-constexpr std::int64_t kGemmThreads = 262144;     // m*n*k from which mg_gemm threads itself
+constexpr std::int64_t kGemmThreads = gemm_c99::kThreadMin;  // m*n*k from which mg_gemm threads itself
 constexpr std::int64_t kParallel = kCParallelWork;
 constexpr std::int64_t kSmallRows = 16;
 constexpr std::int64_t kSmallB = 256 * 1024;  // bytes of B the unpacked GEMM re-reads per row
