@@ -1,6 +1,7 @@
 // How the threads of our GEMM split C (ir/ops/gemm_c99.cpp): column chunks of the same rows
-// (one B scratch slice: what the C99 backend plans) against row blocks (a slice per thread:
-// what the interpreter passes), on the MLP step's products and two cubes, calls alternating.
+// (one B scratch slice: the split before row blocks, and still the one when a caller gives
+// a single slice) against row blocks (a slice per thread: what the interpreter passes and a
+// C99 module plans), on the MLP step's products and two cubes, calls alternating.
 // Calls the copy of the generated GEMM the library runs on this CPU directly, so the split
 // is the only difference. Prints median and best us per call, and GFLOP/s as a fraction of
 // the measured FMA peak.   gemm_split_bench [--iters N]

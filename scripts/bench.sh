@@ -18,7 +18,7 @@ echo "== training step: ours vs libtorch"
 ./build/bench/train_step_bench "$@"
 echo "== C99 backend: JIT vs interpreter vs libtorch, standalone GEMM vs OpenBLAS"
 ./build/bench/c99_bench "$@"
-echo "== our GEMM's thread split: column chunks (C99 backend) vs row blocks (interpreter)"
+echo "== our GEMM's thread split: column chunks (one B slice) vs row blocks (a slice per thread)"
 ./build/bench/gemm_split_bench
 echo "== the optimizer: training steps without/with the pass pipeline, pipeline time on 10k-1M nodes"
 ./build/bench/pass_pipeline "$@"
