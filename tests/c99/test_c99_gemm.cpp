@@ -142,27 +142,30 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(name_of(std::get<0>(info.param))) + "_" + std::get<1>(info.param).name;
     });
 
-// The interpreter's threads split C into row blocks (each packing its own B panels) and,
-// past the B slices, column chunks (gemm_c99.cpp): every element is still the same sum in
-// the same order, so any thread count gives the 1-thread result bit for bit. Shapes large
-// enough to thread (m n k >= 262144), with ragged row blocks and panels, both transposes.
-TEST(C99Gemm, InterpreterThreadCountsGiveTheSameBits) {
+// The threads split C into row blocks (a B slice each: the interpreter passes one per
+// thread, a C99 module plans four) and, past the slices, column chunks (gemm_c99.cpp):
+// every element is still the same sum in the same order, so any thread count gives the
+// 1-thread result bit for bit, in both executors. Shapes large enough to thread
+// (m n k >= 262144), with ragged row blocks and panels, both transposes.
+TEST(C99Gemm, ThreadCountsGiveTheSameBits) {
   const int threads = omp_get_max_threads();
-  for (DType dt : {f32, f64}) {
-    Gemms c;
-    build(c, dt, {{0, 130, 300, 100, false, false}, {0, 9, 900, 33, true, false}, {0, 64, 784, 128, false, true},
-                  {0, 17, 515, 257, true, true}, {2, 70, 257, 90, false, false}});
-    const rt::Executable exe = rt::compile(c.g, c.g.outputs, {}, rt::Backend::interpreter);
-    omp_set_num_threads(1);
-    const std::vector<Array> one = exe.run(c.in);
-    for (int t : {2, 3, 4, 5, 8}) {
-      omp_set_num_threads(t);
-      const std::vector<Array> got = exe.run(c.in);
-      for (std::size_t q = 0; q < got.size(); ++q)
-        EXPECT_EQ(std::memcmp(got[q].raw(), one[q].raw(), one[q].nbytes()), 0)
-            << name_of(dt) << " product " << q << " at " << t << " threads";
+  for (rt::Backend backend : {rt::Backend::interpreter, rt::Backend::c99})
+    for (DType dt : {f32, f64}) {
+      Gemms c;
+      build(c, dt, {{0, 130, 300, 100, false, false}, {0, 9, 900, 33, true, false}, {0, 64, 784, 128, false, true},
+                    {0, 17, 515, 257, true, true}, {2, 70, 257, 90, false, false}});
+      const rt::Executable exe = rt::compile(c.g, c.g.outputs, {}, backend);
+      omp_set_num_threads(1);
+      const std::vector<Array> one = exe.run(c.in);
+      for (int t : {2, 3, 4, 5, 8}) {
+        omp_set_num_threads(t);
+        const std::vector<Array> got = exe.run(c.in);
+        for (std::size_t q = 0; q < got.size(); ++q)
+          EXPECT_EQ(std::memcmp(got[q].raw(), one[q].raw(), one[q].nbytes()), 0)
+              << (backend == rt::Backend::c99 ? "c99 " : "interpreter ") << name_of(dt) << " product " << q << " at "
+              << t << " threads";
+      }
     }
-  }
   omp_set_num_threads(threads);
 }
 
