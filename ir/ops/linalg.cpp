@@ -95,16 +95,20 @@ bool ours_wins(const MatmulDims& d) { return std::min(d.m, d.n) >= 8 && std::max
 // B's packed panels: KC x roundup(n, NR) per thread (+ a cache line to align), so the
 // threads split C by rows, each packing the B it reads (gemm_c99.cpp: threads on columns
 // of the same rows slow each other down). Kept per calling thread up to 8 MiB (no
-// allocation per call); a larger B gets a buffer of its own for the call.
+// allocation per call): fewer slices than threads when they would not fit (the rest split
+// columns), and a B whose one slice is larger gets a buffer of its own for the call.
 template <class T>
 bool gemm_ours(const T* a, const T* b, T* c, const MatmulDims& d, Transposed t) {
+  constexpr std::int64_t kKept = std::int64_t{8} << 20;
   const NativeGemm<T> fn = native_gemm<T>();
   if (!fn || !ours_wins(d)) return false;
-  const std::int64_t slices = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const std::int64_t slice = gemm_c99::bpack_bytes(d.n, d.k, sizeof(T)) - gemm_c99::kAlign;
+  const std::int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const std::int64_t slices = std::clamp<std::int64_t>((kKept - gemm_c99::kAlign) / slice, 1, std::max<std::int64_t>(threads, 1));
   const auto need = static_cast<std::size_t>((gemm_c99::bpack_bytes(d.n, d.k, sizeof(T), slices) + sizeof(T) - 1) / sizeof(T));
   thread_local std::vector<T> kept;
   std::vector<T> once;
-  std::vector<T>& buf = need * sizeof(T) <= (8u << 20) ? kept : once;
+  std::vector<T>& buf = static_cast<std::int64_t>(need * sizeof(T)) <= kKept ? kept : once;
   if (buf.size() < need) buf.resize(need);
   fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, buf.data(), slices);
   return true;
@@ -252,9 +256,6 @@ GemmOperand gemm_operand(const std::string& ptr, const Type& t, const CView& v) 
   return {ptr + " + " + off, v.strides[r - 2], v.strides[r - 1]};
 }
 
-// A batch of small products (attention's per-head GEMMs, each below the GEMM's own
-// threading threshold, gemm_c99::kThreadMin): threads over the batch instead, each
-// packing B on its own stack when there are several (the planned scratch is one).
 // B scratch slices a module plans for one product: a slice per row group of threads
 // (gemm_c99.cpp) when the GEMM threads itself, else one. The extra slices, KC x n each, are
 // at most a few times B's own bytes, and a GEMM too small to thread (a microcontroller
@@ -262,6 +263,10 @@ GemmOperand gemm_operand(const std::string& ptr, const Type& t, const CView& v) 
 std::int64_t bpack_slices(std::int64_t m, std::int64_t n, std::int64_t k) {
   return m * n * k >= gemm_c99::kThreadMin ? gemm_c99::kModuleSlices : 1;
 }
+
+// A batch of small products (attention's per-head GEMMs, each below the GEMM's own
+// threading threshold, gemm_c99::kThreadMin): threads over the batch instead, each
+// packing B on its own stack when there are several (the planned scratch is one).
 
 bool threads_over_batch(DType t, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k) {
   return batch > 1 && is_float(t) && m >= gemm_c99::kSmallM && m * n * k < gemm_c99::kThreadMin &&
