@@ -2,8 +2,8 @@
 // (one B scratch slice: the split before row blocks, and still the one when a caller gives
 // a single slice) against row blocks (a slice per thread: what the interpreter passes and a
 // C99 module plans), on the MLP step's products and two cubes, calls alternating.
-// Calls the copy of the generated GEMM the library runs on this CPU directly, so the split
-// is the only difference. Prints median and best us per call, and GFLOP/s as a fraction of
+// Calls the copy of the generated GEMM the library runs on this CPU (native_kernels.hpp),
+// so the split is the only difference. Prints median and best us per call, and GFLOP/s as a fraction of
 // the measured FMA peak.   gemm_split_bench [--iters N]
 #include <omp.h>
 
@@ -17,28 +17,9 @@
 
 #include "bench/fma_peak.hpp"
 #include "minigrad/ir/ops/gemm_c99.hpp"
-
-#if defined(__x86_64__)
-extern "C" {
-void mg_gemm_native_avx2_f32(std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t,
-                             const float*, std::int64_t, std::int64_t, float*, float*, std::int64_t);
-void mg_gemm_native_avx512_f32(std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t,
-                               const float*, std::int64_t, std::int64_t, float*, float*, std::int64_t);
-}
-#endif
+#include "minigrad/ir/ops/native_kernels.hpp"
 
 namespace {
-
-using Gemm = void (*)(std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t, const float*,
-                      std::int64_t, std::int64_t, float*, float*, std::int64_t);
-
-Gemm native() {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return mg_gemm_native_avx512_f32;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return mg_gemm_native_avx2_f32;
-#endif
-  return nullptr;
-}
 
 struct Product {
   const char* name;
@@ -66,8 +47,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const Gemm gemm = native();
-  if (!gemm) {
+  const mg::ir::native::Kernels<float>* ours = mg::ir::native::kernels<float>();
+  if (!ours) {
     std::printf("no AVX2/AVX-512 copy of our GEMM on this CPU: nothing to compare\n");
     return 0;
   }
@@ -93,7 +74,7 @@ int main(int argc, char** argv) {
     auto timed = [&](Stats& s, int nt, std::int64_t slices) {
       omp_set_num_threads(nt);
       const auto t0 = std::chrono::steady_clock::now();
-      gemm(p.m, p.n, p.k, a.data(), ars, acs, b.data(), brs, bcs, c.data(), scratch.data(), slices);
+      ours->gemm(p.m, p.n, p.k, a.data(), ars, acs, b.data(), brs, bcs, c.data(), scratch.data(), slices);
       s.us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     };
     for (int i = 0; i < n + 5; ++i) {

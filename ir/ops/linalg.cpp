@@ -14,6 +14,7 @@
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/gemm_c99.hpp"
 #include "minigrad/ir/ops/gemv.hpp"
+#include "minigrad/ir/ops/native_kernels.hpp"
 #include "minigrad/ir/ops/rules.hpp"
 
 namespace mg::ir {
@@ -43,41 +44,6 @@ MatmulDims matmul_dims(const Node& node, const Shape& as, const Shape& bs, Trans
   return d;
 }
 
-// Our GEMM: gemm_c99.cpp's text (what the C99 backend emits), compiled by ir/meson.build
-// once per x86 ISA; the copy for this CPU is picked at first use (none: OpenBLAS).
-#if defined(__x86_64__)
-#define MG_GEMM_NATIVE_DECL(isa, T, s)                                                                                 \
-  void mg_gemm_native_##isa##_##s(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, \
-                                  const T*, std::int64_t, std::int64_t, T*, T*, std::int64_t);
-extern "C" {
-MG_GEMM_NATIVE_DECL(avx2, float, f32)
-MG_GEMM_NATIVE_DECL(avx2, double, f64)
-MG_GEMM_NATIVE_DECL(avx512, float, f32)
-MG_GEMM_NATIVE_DECL(avx512, double, f64)
-}
-#endif
-
-template <class T>
-using NativeGemm = void (*)(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, const T*,
-                            std::int64_t, std::int64_t, T*, T*, std::int64_t);
-
-template <class T>
-NativeGemm<T> native_gemm() {
-  static const NativeGemm<T> fn = []() -> NativeGemm<T> {
-#if defined(__x86_64__)
-    const bool f = std::is_same_v<T, float>;
-    if (__builtin_cpu_supports("avx512f"))
-      return reinterpret_cast<NativeGemm<T>>(f ? reinterpret_cast<void (*)()>(mg_gemm_native_avx512_f32)
-                                               : reinterpret_cast<void (*)()>(mg_gemm_native_avx512_f64));
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      return reinterpret_cast<NativeGemm<T>>(f ? reinterpret_cast<void (*)()>(mg_gemm_native_avx2_f32)
-                                               : reinterpret_cast<void (*)()>(mg_gemm_native_avx2_f64));
-#endif
-    return nullptr;
-  }();
-  return fn;
-}
-
 // Ours or OpenBLAS, by shape, measured on one AVX-512 core (1 thread, the emitted text
 // compiled -O3 -march=native, calls alternating with OpenBLAS's): ours/OpenBLAS in f32 at
 // the MLP step's shapes is 1.24 (x @ W^T, 128x784x128), 1.04 (128x128x784), 0.97
@@ -100,17 +66,17 @@ bool ours_wins(const MatmulDims& d) { return std::min(d.m, d.n) >= 8 && std::max
 template <class T>
 bool gemm_ours(const T* a, const T* b, T* c, const MatmulDims& d, Transposed t) {
   constexpr std::int64_t kKept = std::int64_t{8} << 20;
-  const NativeGemm<T> fn = native_gemm<T>();
-  if (!fn || !ours_wins(d)) return false;
+  const native::Kernels<T>* ours = native::kernels<T>();
+  if (!ours || !ours_wins(d)) return false;
   const std::int64_t slice = gemm_c99::bpack_bytes(d.n, d.k, sizeof(T)) - gemm_c99::kAlign;
   const std::int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const std::int64_t slices = std::clamp<std::int64_t>((kKept - gemm_c99::kAlign) / slice, 1, std::max<std::int64_t>(threads, 1));
-  const auto need = static_cast<std::size_t>((gemm_c99::bpack_bytes(d.n, d.k, sizeof(T), slices) + sizeof(T) - 1) / sizeof(T));
+  const auto need = static_cast<std::size_t>((slice * slices + gemm_c99::kAlign + sizeof(T) - 1) / sizeof(T));
   thread_local std::vector<T> kept;
   std::vector<T> once;
   std::vector<T>& buf = static_cast<std::int64_t>(need * sizeof(T)) <= kKept ? kept : once;
   if (buf.size() < need) buf.resize(need);
-  fn(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, buf.data(), slices);
+  ours->gemm(d.m, d.n, d.k, a, t.a ? 1 : d.k, t.a ? d.m : 1, b, t.b ? 1 : d.n, t.b ? d.k : 1, c, buf.data(), slices);
   return true;
 }
 // C[m,n] = A[m,k] @ B[k,n], row-major, for one batch matrix.

@@ -23,7 +23,6 @@ using conv_c99::kIm2col;
 using conv_c99::kTiles;
 
 constexpr std::int64_t kColBudget = 1 << 21;      // elements of im2col columns per chunk
-constexpr std::int64_t kGemmThreads = gemm_c99::kThreadMin;  // m*n*k from which mg_gemm threads itself
 constexpr std::int64_t kParallel = kCParallelWork;
 constexpr std::int64_t kSmallRows = 16;
 constexpr std::int64_t kSmallB = 256 * 1024;  // bytes of B the unpacked GEMM re-reads per row
@@ -47,7 +46,7 @@ std::int64_t align(std::int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // The GEMM of one (sample, group) task, m x n x k: small ones share one parallel loop.
 bool outer_parallel(std::int64_t tasks, std::int64_t m, std::int64_t n, std::int64_t k) {
-  return tasks > 1 && m * n * k < kGemmThreads && tasks * m * n * k >= kParallel;
+  return tasks > 1 && m * n * k < gemm_c99::kThreadMin && tasks * m * n * k >= kParallel;
 }
 
 std::string geometry_args(const ConvGeom& g) {
@@ -84,12 +83,12 @@ struct GemmLoop {
 // contiguous along k, each task's GEMM below mg_gemm's threading size or one the unpacked
 // GEMM would take (a weight gradient's segments of the batch).
 bool dots(const GemmLoop& q, std::int64_t sz) {
-  return q.acs == "1" && q.brs == "1" && (q.m * q.n * q.kmax < kGemmThreads || small_gemm(q.m, q.n, q.kmax, sz));
+  return q.acs == "1" && q.brs == "1" && (q.m * q.n * q.kmax < gemm_c99::kThreadMin || small_gemm(q.m, q.n, q.kmax, sz));
 }
 // Whether they take the in-place tiles (kTiles): B's rows contiguous, and each task's GEMM
 // below the size from which mg_gemm threads itself (the loop over tasks and blocks of rows
 // is the threading).
-bool tiled(const GemmLoop& q) { return q.bcs == "1" && q.m * q.n * q.kmax < kGemmThreads; }
+bool tiled(const GemmLoop& q) { return q.bcs == "1" && q.m * q.n * q.kmax < gemm_c99::kThreadMin; }
 
 // The call of the tiles for rows [row, row + rows) of task tt's GEMM (C expressions).
 std::string tile_call(const CLoopArgs& a, const GemmLoop& q, const std::string& rows, const std::string& row) {
@@ -287,7 +286,7 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   // iteration writes its columns and reads them back while they are in L2 (the chunk's,
   // 3.6 MB in example 05's step, went to L3 and back between two loops). Small groups:
   // per-sample gradients under vmap, one sample, a group per sample.
-  const bool merged = sg > 1 || p.Og * p.K * p.nb * p.L < kGemmThreads;
+  const bool merged = sg > 1 || p.Og * p.K * p.nb * p.L < gemm_c99::kThreadMin;
   const std::string im2col = use(a, "im2col") + "(" + X + " + (n0 + n) * " + S(g.C * g.H * g.W) + ", r, col + r * " +
                              NL + " + n * " + S(p.L) + ", " + geometry_args(g) + ");";
   if (!merged) {

@@ -104,12 +104,17 @@ extern const char* const kCol2im = R"(static void mg_conv_col2im_$S($T* col, int
 
 // C[m,n] (row stride ldc) = A @ B, B's rows contiguous (row stride brs) and read in place:
 // MR x NR register tiles (gemm_c99.cpp's shape, A broadcast from memory) over the full
-// panels, j outer so a k x NR panel of B stays in L1 across the row blocks; the edges one
-// row at a time. For the per-sample GEMMs of small convs (8-72 rows, k 9-72): packing B
-// cost as much as the tiles, and the unpacked one-row GEMM re-read B for every row of C
-// (2x OpenBLAS's time on example 05's CNN).
+// panels, j outer so a k x NR panel of B stays in L1 across the row blocks. With vector
+// tiles a last partial panel (k up to MG_CONV_PADK) is copied, zero-padded, to the stack
+// and tiled too: the same sums as the scalar edge (row at a time, NR columns), which on a
+// 196-wide output (example 05's conv2: 6 panels and 4 columns) took two thirds of the
+// tiles' time where the compiler did not know the width. Left-over rows go one at a time.
+// For the per-sample GEMMs of small convs (8-72 rows, k 9-72): packing B cost as much as
+// the tiles, and the unpacked one-row GEMM re-read B for every row of C (2x OpenBLAS's
+// time on example 05's CNN).
 extern const char* const kTiles = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
 typedef $T mg_conv_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($T)), __may_alias__));
+#define MG_CONV_PADK 256 /* the padded edge panel: 32 KiB of stack at AVX-512 */
 #if MG_GEMM_VB == 64
 #define MG_CONV_FMA_$S(acc, x, y) acc = _mm512_fmadd_p$P(x, y, acc)
 #define MG_CONV_SET1_$S(x) _mm512_set1_p$P(x)
@@ -117,8 +122,9 @@ typedef $T mg_conv_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($
 #define MG_CONV_FMA_$S(acc, x, y) acc = _mm256_fmadd_p$P(x, y, acc)
 #define MG_CONV_SET1_$S(x) _mm256_set1_p$P(x)
 #endif
-static void mg_conv_tile_$S(int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b, int64_t brs, $T* c,
-                            int64_t ldc) {
+/* Not inlined: inside mg_conv_gemm GCC kept two of the 16 accumulators on the stack. */
+__attribute__((noinline)) static void mg_conv_tile_$S(int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b,
+                                                      int64_t brs, $T* c, int64_t ldc) {
   typedef mg_conv_v_$S V;
   enum { MR = MG_GEMM_MR_$S, VL = MG_GEMM_NR_$S / 2 };
   V acc0[MR], acc1[MR];
@@ -180,6 +186,20 @@ static void mg_conv_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_
   int64_t i, j;
   for (j = 0; j < n1; j += NR)
     for (i = 0; i < m1; i += MR) mg_conv_tile_$S(k, a + i * ars, ars, acs, b + j, brs, c + i * n + j, n);
+#ifdef MG_CONV_PADK
+  if (n1 < n && m1 > 0 && k <= MG_CONV_PADK) {
+    $T bp[MG_CONV_PADK * NR], cp[MR * NR];
+    const int64_t w = n - n1;
+    int64_t p, r;
+    for (p = 0; p < k; ++p)
+      for (j = 0; j < NR; ++j) bp[p * NR + j] = j < w ? b[p * brs + n1 + j] : 0;
+    for (i = 0; i < m1; i += MR) {
+      mg_conv_tile_$S(k, a + i * ars, ars, acs, bp, NR, cp, NR);
+      for (r = 0; r < MR; ++r)
+        for (j = 0; j < w; ++j) c[(i + r) * n + n1 + j] = cp[r * NR + j];
+    }
+  } else
+#endif
   mg_conv_edge_$S(m1, n1, n, k, a, ars, acs, b, brs, c, n);
   mg_conv_edge_$S(m - m1, 0, n, k, a + m1 * ars, ars, acs, b, brs, c + m1 * n, n);
 }

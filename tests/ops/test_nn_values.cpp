@@ -167,6 +167,9 @@ TEST(ConvValues, AllPathsMatchNaiveLoops) {
       // vmap's per-sample weight gradient: one sample, a group per sample; C99: blocks of
       // dot products with a k tail (196), register tiles with edge rows and columns.
       {1, 12, 14, 14, 60, 3, 3, {.padding = {1, 1}, .groups = 3}},
+      // The interpreter's per-sample tiles past their padded edge panel (k = 288 > 256:
+      // the edge columns row at a time); its input gradient's padded edge at k = 8.
+      {2, 32, 10, 10, 8, 3, 3, {.padding = {1, 1}}},
   };
   // Every case also through the C99 backend, one module for all (exact: integer values).
   // Its paths: chunks of the batch, few-row unpacked GEMMs, weight gradients summed in
@@ -206,8 +209,13 @@ TEST(ConvValues, AllPathsMatchNaiveLoops) {
     // f32 agrees (integer values: exact in f32 too at these sizes)
     Graph g32;
     Value X32 = g32.add_input("x", Type{f32, xs}), W32 = g32.add_input("w", Type{f32, ws});
-    Array y32 = eval(ir::conv2d(X32, W32, k.p), {{"x", x.cast(f32)}, {"w", w.cast(f32)}});
-    EXPECT_EQ(y32.to_doubles(), y) << "conv2d f32, case " << ci;
+    Value G32 = g32.add_input("g", Type{f32, ys});
+    const std::vector<Value> outs32{ir::conv2d(X32, W32, k.p), ir::conv2d_input_grad(G32, W32, k.p, {k.H, k.W}),
+                                    ir::conv2d_weight_grad(X32, G32, k.p, {k.kh, k.kw})};
+    auto r32 = rt::evaluate(outs32, {{"x", x.cast(f32)}, {"w", w.cast(f32)}, {"g", g.cast(f32)}});
+    EXPECT_EQ(r32[0].to_doubles(), y) << "conv2d f32, case " << ci;
+    EXPECT_EQ(r32[1].to_doubles(), dx) << "conv2d_input_grad f32, case " << ci;
+    EXPECT_EQ(r32[2].to_doubles(), dw) << "conv2d_weight_grad f32, case " << ci;
 
     const std::string c = std::to_string(ci);
     Value Xa = all.add_input("x" + c, Type{f64, xs}), Wa = all.add_input("w" + c, Type{f64, ws});
