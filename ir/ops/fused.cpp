@@ -179,8 +179,12 @@ void run_broadcast(const Shape& shape, const std::vector<std::int64_t>& sstride,
     copy_run(elem, dst, src, len, 0);  // a splat (a scalar, or all size-1 axes)
     return;
   }
-  // Multi-index of `off`, then whole runs along the innermost axis.
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(rank));
+  // Multi-index of `off`, then whole runs along the innermost axis. On the stack for the
+  // usual ranks: this runs per window.
+  std::int64_t small[8];
+  std::vector<std::int64_t> large;
+  if (rank > 8) large.resize(static_cast<std::size_t>(rank));
+  std::int64_t* const idx = rank > 8 ? large.data() : small;
   std::int64_t rem = off;
   for (int k = rank - 1; k >= 0; --k) {
     const std::int64_t d = std::max<std::int64_t>(shape[static_cast<std::size_t>(k)], 1);
@@ -192,11 +196,11 @@ void run_broadcast(const Shape& shape, const std::vector<std::int64_t>& sstride,
   while (done < len) {
     std::int64_t s = 0;
     for (int k = 0; k < rank; ++k) s += idx[static_cast<std::size_t>(k)] * sstride[static_cast<std::size_t>(k)];
-    const std::int64_t n = std::min(inner - idx.back(), len - done);
+    const std::int64_t n = std::min(inner - idx[rank - 1], len - done);
     copy_run(elem, dst + done * static_cast<std::int64_t>(elem), src + s * static_cast<std::int64_t>(elem), n,
              sstride.back());
     done += n;
-    idx.back() += n;
+    idx[rank - 1] += n;
     for (int k = rank - 1; k > 0 && idx[static_cast<std::size_t>(k)] >= shape[static_cast<std::size_t>(k)]; --k) {
       idx[static_cast<std::size_t>(k)] = 0;
       ++idx[static_cast<std::size_t>(k - 1)];

@@ -195,7 +195,17 @@ void register_unary_ops() {
   defined_op("sigmoid").emit_c = c_expr("{c:1} / ({c:1} + exp{f}(-{0}))");
 
   def_unary("relu", "max(x, 0); nan stays nan; gradient 0 at x = 0 (as PyTorch)", Dtypes::floats,
-            same_dtype<1>([](auto x) { using T = elem_t<decltype(x)>; return xt::where(x < T(0), T(0), x); }),
+            // Batchwise (a select on SIMD batches): fused windows (bias + ReLU epilogues)
+            // skip xtensor's per-call expression set-up.
+            same_dtype<1>(kernels::batchwise([](auto x) {
+              using X = decltype(x);
+              if constexpr (xsimd::is_batch<X>::value) {
+                return xsimd::select(x < X(0), X(0), x);
+              } else {
+                using T = elem_t<X>;
+                return xt::where(x < T(0), T(0), x);
+              }
+            })),
             [](const VjpArgs& a) {  // y > 0 iff x > 0 (NaN and -0 too): the mask reads the
               // output, so the pre-activation is read by relu alone and fuses into its
               // producer (a GEMM's bias epilogue) instead of being kept for the backward
