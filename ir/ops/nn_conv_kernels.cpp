@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -53,19 +54,6 @@ void sample_product(const native::Kernels<T>* ours, bool ta, std::int64_t m, std
   gemm(ta, false, m, n, k, a, lda, b, n, T(0), c, n);
 }
 
-// acc[m,n] += A[m,k] @ B[n,k]^T, rows contiguous along k (a sample's weight gradient).
-// `ours` and n < 32: the C99 backend's blocks of vector dot products into `tmp` (m*n),
-// then added. Ours ran at ~60 GFLOP/s on a Zen 5 core whatever the shape; OpenBLAS at
-// 20-36 on outputs narrower than its tile (8x9, 16x9: ours 0.39-0.6 of its time), 65-80
-// on wider ones (16x72 at k = 196: ours 1.15).
-template <class T>
-void sample_dots(const native::Kernels<T>* ours, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
-                 const T* b, T* acc, T* tmp) {
-  if (!ours || n >= 32) return gemm(false, true, m, n, k, a, k, b, k, T(1), acc, n);
-  ours->conv_dots(m, n, k, a, k, b, k, tmp);
-  for (std::int64_t e = 0; e < m * n; ++e) acc[e] += tmp[e];
-}
-
 // Per-thread scratch that only grows; uninitialised. Slot 0: a thread's columns; slot 1:
 // the calling thread's partial sums (alive while workers use their slot 0).
 template <class T, int Slot>
@@ -78,6 +66,20 @@ T* scratch(std::int64_t n) {
   }
   return buf.get();
 }
+
+// scratch() starting on a cache line.
+template <class T, int Slot>
+T* line_scratch(std::int64_t n) {
+  constexpr std::int64_t kLine = 64 / sizeof(T);
+  const auto p = reinterpret_cast<std::uintptr_t>(scratch<T, Slot>(n + kLine));
+  return reinterpret_cast<T*>((p + 63) / 64 * 64);
+}
+
+// A sample's weight gradient on the C99 backend's blocks of dot products (acc += dy_g @
+// col_g^T, rows along k = L): where the library has them and each dot product is at least
+// 128 long. One Zen 5 core against OpenBLAS: 0.22-0.66 of its time at k = 196-1024,
+// 1.7-3.5x at k = 25-49 (every output element sums its vector's lanes once).
+constexpr std::int64_t kDotsMinK = 128;
 
 template <class F>
 void visit_float(const Node& node, DType t, F&& f) {
@@ -374,7 +376,11 @@ void weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g) {
     // Each thread sums its samples into its own partial dw; the partials are added in
     // thread order afterwards (deterministic for a given thread count).
     const bool par = per_sample(g) && parallel_tasks(g);
-    const native::Kernels<T>* ours = per_sample(g) ? native::kernels<T>() : nullptr;
+    const native::Kernels<T>* ours = per_sample(g) && !pw && L >= kDotsMinK ? native::kernels<T>() : nullptr;
+    // The dot blocks' rows padded to whole cache lines: at 196 floats a row, every vector
+    // load straddled two lines (72 against 108 GFLOP/s at 16x72, k = 196).
+    constexpr std::int64_t kLine = 64 / sizeof(T);
+    const std::int64_t ld = (L + kLine - 1) / kLine * kLine;
     const int max_threads = par ? omp_get_max_threads() : 1;
     T* partial = scratch<T, 1>(max_threads * size);
     int threads = 1;
@@ -384,17 +390,28 @@ void weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g) {
       threads = omp_get_num_threads();
       T* acc = partial + omp_get_thread_num() * size;
       std::fill(acc, acc + size, T(0));
-      T* buf = scratch<T, 0>((pw ? 0 : K * L) + Og * K);  // columns, then a sample's product
-      T* tmp = buf + (pw ? 0 : K * L);
+      // ours: columns and dy rows at stride ld, then the sample's product; else columns.
+      T* buf = ours ? line_scratch<T, 0>((K + Og) * ld + Og * K) : pw ? nullptr : scratch<T, 0>(K * L);
 #pragma omp for schedule(static)
       for (std::int64_t t = 0; t < g.N * g.G; ++t) {
         const std::int64_t n = t / g.G, gi = t % g.G;
+        const T* dy_g = dy + n * ys + gi * Og * L;
+        T* acc_g = acc + gi * Og * K;
+        if (ours) {
+          T* dyp = buf + K * ld;
+          T* prod = dyp + Og * ld;
+          for (std::int64_t r = 0; r < K; ++r) im2col_row(x + n * xs, g, gi * K + r, buf + r * ld);
+          for (std::int64_t o = 0; o < Og; ++o) std::copy_n(dy_g + o * L, L, dyp + o * ld);
+          ours->conv_dots(Og, K, L, dyp, ld, buf, ld, prod);
+          for (std::int64_t e = 0; e < Og * K; ++e) acc_g[e] += prod[e];
+          continue;
+        }
         const T* col = x + n * xs + gi * K * L;
         if (!pw) {
           im2col_group(x + n * xs, g, gi, buf);
           col = buf;
         }
-        sample_dots(ours, Og, K, L, dy + n * ys + gi * Og * L, col, acc + gi * Og * K, tmp);
+        gemm(false, true, Og, K, L, dy_g, L, col, L, T(1), acc_g, K);
       }
     }
     std::copy_n(partial, size, dw);
