@@ -21,36 +21,35 @@ MG_NATIVE_DECL(double, f64, avx512)
 #define MG_NATIVE_SET(s, isa) {mg_native_gemm_##s##_##isa, mg_native_conv_tiles_##s##_##isa, mg_native_conv_dots_##s##_##isa}
 
 namespace {
-template <class T>
-constexpr Kernels<T> avx512 = {};
-template <>
-constexpr Kernels<float> avx512<float> = MG_NATIVE_SET(f32, avx512);
-template <>
-constexpr Kernels<double> avx512<double> = MG_NATIVE_SET(f64, avx512);
-template <class T>
-constexpr Kernels<T> avx2 = {};
-template <>
-constexpr Kernels<float> avx2<float> = MG_NATIVE_SET(f32, avx2);
-template <>
-constexpr Kernels<double> avx2<double> = MG_NATIVE_SET(f64, avx2);
-}  // namespace
-#endif
+// By ISA: [0] AVX-512, [1] AVX2 + FMA.
+const Kernels<float> kF32[] = {MG_NATIVE_SET(f32, avx512), MG_NATIVE_SET(f32, avx2)};
+const Kernels<double> kF64[] = {MG_NATIVE_SET(f64, avx512), MG_NATIVE_SET(f64, avx2)};
 
-template <class T>
-const Kernels<T>* kernels() {
-#if defined(__x86_64__)
-  static const Kernels<T>* const picked = []() -> const Kernels<T>* {
-    if (__builtin_cpu_supports("avx512f")) return &avx512<T>;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &avx2<T>;
-    return nullptr;
-  }();
+int isa() {  // index into the tables above, -1: neither
+  static const int picked = __builtin_cpu_supports("avx512f")                                   ? 0
+                            : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1
+                                                                                               : -1;
   return picked;
-#else
-  return nullptr;
-#endif
 }
+}  // namespace
 
-template const Kernels<float>* kernels<float>();
-template const Kernels<double>* kernels<double>();
+template <>
+const Kernels<float>* kernels<float>() {
+  return isa() < 0 ? nullptr : &kF32[isa()];
+}
+template <>
+const Kernels<double>* kernels<double>() {
+  return isa() < 0 ? nullptr : &kF64[isa()];
+}
+#else
+template <>
+const Kernels<float>* kernels<float>() {
+  return nullptr;
+}
+template <>
+const Kernels<double>* kernels<double>() {
+  return nullptr;
+}
+#endif
 
 }  // namespace mg::ir::native

@@ -25,6 +25,10 @@ struct Kernels {
 };
 
 template <class T>
-const Kernels<T>* kernels();  // float and double
+const Kernels<T>* kernels();
+template <>
+const Kernels<float>* kernels<float>();
+template <>
+const Kernels<double>* kernels<double>();
 
 }  // namespace mg::ir::native
