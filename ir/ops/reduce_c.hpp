@@ -34,6 +34,26 @@ struct CReduce {
         seen_kept = seen_kept || !r;
       }
     }
+    merge_reduced();
+  }
+  // Neighbouring reduced axes that are one run in memory (outer stride = inner stride x
+  // inner size) become one loop, in the same element order: a conv bias gradient over
+  // [N, C, H, W] sums runs of H*W, not rows of W (the simd reduction ran 28 long).
+  void merge_reduced() {
+    Shape r;
+    std::vector<std::int64_t> st;
+    for (std::size_t k = 0; k < red.size(); ++k) {
+      if (red[k] == 1) continue;
+      if (!r.empty() && st.back() == red_st[k] * red[k]) {
+        r.back() *= red[k];
+        st.back() = red_st[k];
+      } else {
+        r.push_back(red[k]);
+        st.push_back(red_st[k]);
+      }
+    }
+    red = std::move(r);
+    red_st = std::move(st);
   }
   // Leading axes reduced ([B, T, C] summed over B and T: bias and LayerNorm gradients):
   // the operand is n_red rows of n_out, folded row by row into a block of accumulators
@@ -73,17 +93,14 @@ struct CReduce {
                    const std::string& simd_reduction = "", const std::string& omp = "MG_OMP") const {
     std::string s, idx = "base";
     int depth = 0;
-    for (std::size_t k = 0; k < red.size(); ++k) {
-      if (red[k] == 1) continue;
-      const std::string v = "r" + std::to_string(k);
+    for (std::size_t k = 0; k < red.size(); ++k) {  // no size-1 axes (merge_reduced)
+      std::string v = "r";
+      v += std::to_string(k);
       ++depth;
       const auto indent = static_cast<std::size_t>(2 * depth + 2);
       s.append(indent, ' ');
-      if (!simd_reduction.empty()) {
-        bool last = true;
-        for (std::size_t j = k + 1; j < red.size(); ++j) last = last && red[j] == 1;
-        if (last) s.append(omp + "(omp simd reduction(").append(simd_reduction).append("))\n").append(indent, ' ');
-      }
+      if (!simd_reduction.empty() && k + 1 == red.size())
+        s.append(omp + "(omp simd reduction(").append(simd_reduction).append("))\n").append(indent, ' ');
       s += "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(red[k]) + "; ++" + v + ")\n";
       idx += " + " + v + " * " + std::to_string(red_st[k]);
     }

@@ -1,5 +1,5 @@
-// The C99 max pooling of 2x2 stride-2 windows (its gradient and select take a row of
-// argmaxes, then scatter or gather: ir/ops/nn_pool.cpp) routes exactly as the interpreter:
+// The C99 max pooling of 2x2 stride-2 windows (its gradient and select make the
+// interpreter's picks along a row pair: ir/ops/nn_pool.cpp) routes exactly as the interpreter:
 // ties (relu's zeros: the first maximum), NaN (it wins, the first of two), -inf windows,
 // and an odd plane whose last row and column no window covers. f32 and f64, bit for bit.
 #include <gtest/gtest.h>
