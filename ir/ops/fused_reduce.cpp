@@ -22,7 +22,7 @@ using fused::for_tasks;
 
 constexpr std::int64_t kAlign = 64;                          // elements; a multiple of every SIMD width
 constexpr std::int64_t kSpan = fused::kTile - 2 * kAlign;   // values asked for at once
-constexpr int kLanes = 8;                                    // fold_run's lanes
+constexpr int kLanes = kernels::kFoldLanes;                 // fold_run's lanes
 static_assert(kSpan % kLanes == 0, "spans keep fold_run's lane of each element");
 
 // The body's values at any run of loop indices.
