@@ -3,9 +3,9 @@
 // C99 backend's in-place tiles and dot-product blocks where the library has them for this
 // CPU (native_kernels.hpp), else on OpenBLAS (which keeps those on one thread); larger
 // convs put the columns of a chunk of the batch side by side for wide GEMMs that OpenBLAS
-// threads. Pointwise convs (1x1, stride 1, no
-// padding) skip im2col. Scratch is bounded (chunks) and reused per thread. Invariant:
-// outputs are fully overwritten, also when a summed-over dim (batch, channels) is empty.
+// threads. Pointwise convs (1x1, stride 1, no padding) skip im2col. Scratch is bounded
+// (chunks) and reused per thread. Invariant: outputs are fully overwritten, also when a
+// summed-over dim (batch, channels) is empty.
 #include <cblas.h>
 
 #include <algorithm>
