@@ -108,8 +108,9 @@ int dp_sgd(int argc, char** argv) {
   io::FashionMnist data = io::load_fashion_mnist(args.str("data"));
   io::Normalizer norm = io::fit_normalizer(data.train_images);
   const std::int64_t n = data.train_images.shape()[0];
-  Array train_x = norm.apply(data.train_images).reshaped({n, 784});
-  Array test_x = norm.apply(data.test_images).reshaped({data.test_images.shape()[0], 784});
+  const std::int64_t n_test = data.test_images.shape()[0];
+  Array train_x = norm.apply(std::move(data.train_images)).reshaped({n, 784});  // in place
+  Array test_x = norm.apply(std::move(data.test_images)).reshaped({n_test, 784});
 
   const double q = 256.0 / static_cast<double>(n);
   const std::int64_t capacity = io::poisson_capacity(n, q);  // P(a batch exceeds it) <= 1e-12

@@ -88,7 +88,8 @@ int run(int argc, char** argv) {
 
   io::FashionMnist data = io::load_fashion_mnist(args.str("data"));
   io::Normalizer norm = io::fit_normalizer(data.train_images);
-  const Array train_x = norm.apply(data.train_images), test_x = norm.apply(data.test_images);
+  const Array train_x = norm.apply(std::move(data.train_images));  // in place
+  const Array test_x = norm.apply(std::move(data.test_images));
 
   RevClassifier model(depth, d, h);
   Graph g;

@@ -47,12 +47,12 @@ int train_fashion_mnist(int argc, char** argv, Model& model, const FashionRecipe
 
   io::FashionMnist data = io::load_fashion_mnist(args.str("data"));
   io::Normalizer norm = io::fit_normalizer(data.train_images);  // training-set mean and std
-  auto shaped = [&](const Array& images) {
+  auto shaped = [&](Array&& images) {  // normalised in place: no second copy of the set
     Shape s{images.shape()[0]};
     s.insert(s.end(), recipe.sample_shape.begin(), recipe.sample_shape.end());
-    return norm.apply(images).reshaped(s);
+    return norm.apply(std::move(images)).reshaped(s);
   };
-  Array train_x = shaped(data.train_images), test_x = shaped(data.test_images);
+  Array train_x = shaped(std::move(data.train_images)), test_x = shaped(std::move(data.test_images));
 
   const std::int64_t eval_batch = 768;  // 13 full batches and one of 16
   auto batch_shape = [&](std::int64_t n) {

@@ -6,16 +6,31 @@
 #include <sstream>
 #include <stdexcept>
 
+#if __has_include(<sys/mman.h>)
+#include <sys/mman.h>
+#endif
+
 #include "minigrad/ir/errors.hpp"
 
 namespace mg {
 
 namespace {
+// Buffers of 4 MiB and more are 2 MiB aligned and asked to be backed by transparent huge
+// pages: a first touch costs one fault per page, and 4 KiB faults are dear (on a
+// paravirtualised VM, touching 188 MB took 0.55 s in 4 KiB pages and 0.012 s in 2 MiB ones).
+// At most 2 MiB of a buffer's last huge page goes unused, under half of the buffer.
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugeFrom = 2 * kHugePage;
+
 std::shared_ptr<std::byte[]> allocate(std::size_t nbytes) {
   if (nbytes == 0) return {};
-  std::size_t rounded = (nbytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
+  const std::size_t align = nbytes >= kHugeFrom ? kHugePage : 64;
+  const std::size_t rounded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple
+  void* p = std::aligned_alloc(align, rounded);
   if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#endif
   return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 }  // namespace

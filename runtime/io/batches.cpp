@@ -1,9 +1,11 @@
 // Seeded permutations, row gathering, the batch loader and mean/std normalisation.
 #include "minigrad/runtime/io/batches.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "minigrad/ir/errors.hpp"
 
@@ -96,6 +98,46 @@ Batch BatchLoader::Epoch::batch(std::int64_t i) const {
 
 // ---- Normalisation ------------------------------------------------------------------------
 
+namespace {
+
+// acc[j] += sum over rows of x[r, j] (centre null) or of (x[r, j] - centre[j])^2, in double,
+// each column in row order; restrict lets the column loop be vectorised.
+template <class T>
+void column_sums(const T* __restrict x, std::int64_t rows, std::int64_t cols, const double* __restrict centre,
+                 double* __restrict acc) {
+  for (std::int64_t r = 0; r < rows; ++r, x += cols)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const double v = static_cast<double>(x[j]);
+      if (centre) {
+        const double d = v - centre[j];
+        acc[j] += d * d;
+      } else {
+        acc[j] += v;
+      }
+    }
+}
+
+// column_sums of a [rows, f] matrix. One feature (global statistics) is summed as 16
+// interleaved lanes folded at the end: one running sum over 47M pixels was bound by the
+// add's latency (0.35 s for Fashion-MNIST's mean and variance).
+template <class T>
+void feature_sums(const T* x, std::int64_t rows, std::int64_t f, const double* centre, double* out) {
+  constexpr std::int64_t kLanes = 16;
+  if (f > 1 || rows < kLanes) {
+    column_sums(x, rows, f, centre, out);
+    return;
+  }
+  double lanes[kLanes] = {};
+  double centres[kLanes];
+  std::fill(centres, centres + kLanes, centre ? centre[0] : 0.0);
+  const std::int64_t full = rows / kLanes;
+  column_sums(x, full, kLanes, centre ? centres : nullptr, lanes);
+  column_sums(x + full * kLanes, rows - full * kLanes, 1, centre, lanes);
+  for (double v : lanes) out[0] += v;
+}
+
+}  // namespace
+
 Normalizer fit_normalizer(const Array& train, NormalizeOver over, double min_std) {
   if (!is_float(train.dtype()) || train.rank() < 1 || train.numel() < 1 || !train.valid())
     throw UserError("fit_normalizer: expects a non-empty f32/f64 array with a sample axis, got " +
@@ -114,14 +156,9 @@ Normalizer fit_normalizer(const Array& train, NormalizeOver over, double min_std
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       const T* x = train.data<T>();
-      for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t j = 0; j < f; ++j) m[j] += static_cast<double>(x[r * f + j]);
+      feature_sums(x, rows, f, nullptr, m);
       for (std::int64_t j = 0; j < f; ++j) m[j] /= static_cast<double>(rows);
-      for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t j = 0; j < f; ++j) {
-          double d = static_cast<double>(x[r * f + j]) - m[j];
-          s[j] += d * d;
-        }
+      feature_sums(x, rows, f, m, s);
       for (std::int64_t j = 0; j < f; ++j) {
         s[j] = std::sqrt(s[j] / static_cast<double>(rows));
         if (!(s[j] >= min_std)) s[j] = 1.0;
@@ -132,6 +169,18 @@ Normalizer fit_normalizer(const Array& train, NormalizeOver over, double min_std
 }
 
 Array Normalizer::apply(const Array& x) const {
+  Array out(x.type());
+  normalize(x, out);
+  return out;
+}
+
+Array Normalizer::apply(Array&& x) const {
+  if (!x.sole_owner()) return apply(std::as_const(x));
+  normalize(x, x);  // element k reads only in[k] before writing out[k]
+  return std::move(x);
+}
+
+void Normalizer::normalize(const Array& x, Array& out) const {
   const Shape& fs = mean.shape();
   const bool shape_ok = x.rank() >= 1 &&
                         (fs.empty() || Shape(x.shape().begin() + 1, x.shape().end()) == fs);
@@ -139,7 +188,6 @@ Array Normalizer::apply(const Array& x) const {
     throw UserError("Normalizer::apply: expects f32/f64 [N" +
                     (fs.empty() ? std::string(",...]") : "," + to_string(fs).substr(1)) +
                     ", got " + to_string(x.type()));
-  Array out(x.type());
   const std::int64_t f = mean.numel();
   const std::int64_t total = x.numel();
   visit_dtype(x.dtype(), [&](auto tag) {
@@ -150,16 +198,16 @@ Array Normalizer::apply(const Array& x) const {
         m[static_cast<std::size_t>(j)] = static_cast<T>(mean.data<double>()[j]);
         s[static_cast<std::size_t>(j)] = static_cast<T>(stddev.data<double>()[j]);
       }
-      const T* in = x.data<T>();
+      const T* in = x.data<T>();  // may be o: in place
       T* o = out.data<T>();
+      const T* __restrict mp = m.data();
+      const T* __restrict sp = s.data();
+      const std::int64_t rows = total / f;
 #pragma omp parallel for if (total > (1 << 16))
-      for (std::int64_t k = 0; k < total; ++k) {
-        auto j = static_cast<std::size_t>(k % f);
-        o[k] = (in[k] - m[j]) / s[j];
-      }
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < f; ++j) o[r * f + j] = (in[r * f + j] - mp[j]) / sp[j];
     }
   });
-  return out;
 }
 
 }  // namespace mg::io

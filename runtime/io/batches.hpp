@@ -97,6 +97,12 @@ struct Normalizer {
   // (x - mean) / stddev computed in x's dtype (f32 or f64), broadcasting over axis 0 when
   // per-feature; x.shape[1:] must match the fitted feature shape. Returns a new array.
   Array apply(const Array& x) const;
+  // The same, in x's own storage when nothing else shares it (x.sole_owner()): a
+  // dataset is normalised without a second copy, `norm.apply(std::move(images))`.
+  Array apply(Array&& x) const;
+
+ private:
+  void normalize(const Array& x, Array& out) const;  // out may be x
 };
 
 // Fits on `train` (f32 or f64, rank >= 1, axis 0 = samples; statistics in double). A

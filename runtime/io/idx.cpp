@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "minigrad/ir/errors.hpp"
@@ -85,7 +86,13 @@ void convert(unsigned char code, const unsigned char* src, T* dst, std::size_t n
     }
   };
   switch (code) {
-    case 0x08: return run([&](std::size_t i) { return src[i]; });
+    case 0x08: {  // images: one lookup per byte, the same rounding as `run`
+      T table[256];
+      for (int v = 0; v < 256; ++v)
+        table[v] = std::is_floating_point_v<T> ? static_cast<T>(static_cast<double>(v) * scale) : static_cast<T>(v);
+      for (std::size_t i = 0; i < n; ++i) dst[i] = table[src[i]];
+      return;
+    }
     case 0x09: return run([&](std::size_t i) { return static_cast<std::int8_t>(src[i]); });
     case 0x0B:
       return run([&](std::size_t i) {
@@ -144,17 +151,20 @@ Array read_idx(const std::string& path, DType to, double scale) {
       throw UserError(ctx + ": dimensions " + to_string(shape) + "... are too large");
   }
 
-  // Grow with the data actually present; never trust `bytes` for an allocation.
-  std::vector<unsigned char> raw;  // resize() grows geometrically, one chunk at a time
-  while (raw.size() < bytes) {
-    std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - raw.size(), 1u << 24));
-    std::size_t old = raw.size();
-    raw.resize(old + chunk);
-    std::size_t got = gz_read(g, raw.data() + old, chunk, ctx);
-    if (got < chunk)
+  // Read in chunks of at most 16 MiB: memory grows with the data actually present, never
+  // with the header's claim. The chunks are kept apart (no reallocation copies, no zeroing).
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 24;
+  std::vector<std::unique_ptr<unsigned char[]>> chunks;
+  std::uint64_t have = 0;
+  while (have < bytes) {
+    const auto n = static_cast<std::size_t>(std::min(bytes - have, kChunk));
+    chunks.push_back(std::make_unique_for_overwrite<unsigned char[]>(n));
+    const std::size_t got = gz_read(g, chunks.back().get(), n, ctx);
+    if (got < n)
       throw UserError(ctx + ": truncated: shape " + to_string(shape) + " of " + code->name +
                       " needs " + std::to_string(bytes) + " data bytes, the file has " +
-                      std::to_string(old + got));
+                      std::to_string(have + got));
+    have += n;
   }
   unsigned char extra[64];
   if (std::size_t more = gz_read(g, extra, sizeof extra, ctx); more > 0)
@@ -162,12 +172,18 @@ Array read_idx(const std::string& path, DType to, double scale) {
                     " data bytes of shape " + to_string(shape));
 
   Array out(to, shape);
-  const auto n = static_cast<std::size_t>(out.numel());
-  switch (to) {
-    case DType::f32: convert(code->code, raw.data(), out.data<float>(), n, scale); break;
-    case DType::f64: convert(code->code, raw.data(), out.data<double>(), n, scale); break;
-    case DType::i64: convert(code->code, raw.data(), out.data<std::int64_t>(), n, scale); break;
-    case DType::boolean: break;
+  // A chunk holds whole items: kChunk is a multiple of every item size.
+  std::size_t at = 0;  // items converted so far
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    const auto n = static_cast<std::size_t>(std::min(bytes - c * kChunk, kChunk)) / code->size;
+    switch (to) {
+      case DType::f32: convert(code->code, chunks[c].get(), out.data<float>() + at, n, scale); break;
+      case DType::f64: convert(code->code, chunks[c].get(), out.data<double>() + at, n, scale); break;
+      case DType::i64: convert(code->code, chunks[c].get(), out.data<std::int64_t>() + at, n, scale); break;
+      case DType::boolean: break;
+    }
+    at += n;
+    chunks[c].reset();  // give each chunk back as soon as it is converted
   }
   return out;
 }

@@ -166,5 +166,41 @@ TEST(Normalizer, GlobalAndPerFeature) {
   EXPECT_NE(user_error_of([&] { fit_normalizer(Array(i64, {2, 2})); }).find("f32/f64"), std::string::npos);
 }
 
+TEST(Normalizer, GlobalStatisticsOfManyValues) {
+  // 1037 x 3 values (not a multiple of the 16 summing lanes): mean and std against a
+  // long double reference.
+  const std::int64_t n = 1037 * 3;
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 255) / 255.0f;
+  Array x(f32, {1037, 3});
+  std::copy(v.begin(), v.end(), x.data<float>());
+  long double sum = 0, sq = 0;
+  for (float e : v) sum += e;
+  const long double mean = sum / n;
+  for (float e : v) sq += (e - mean) * (e - mean);
+  Normalizer g = fit_normalizer(x);
+  EXPECT_NEAR(g.mean.at(0), static_cast<double>(mean), 1e-15);
+  EXPECT_NEAR(g.stddev.at(0), static_cast<double>(std::sqrt(sq / n)), 1e-15);
+}
+
+TEST(Normalizer, InPlaceWhenTheStorageIsNotShared) {
+  Array x = Array::from<float>({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Normalizer per = fit_normalizer(x, NormalizeOver::per_feature);
+  Array copy = per.apply(x);  // x is untouched
+  EXPECT_EQ(x.at(3), 3.0);
+  Array shared = x;  // a second handle: apply(std::move) must not write through it
+  Array moved = per.apply(std::move(x));
+  EXPECT_EQ(shared.at(3), 3.0);
+  EXPECT_NE(moved.raw(), shared.raw());
+  Array sole = Array::from<float>({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  const void* storage = sole.raw();
+  Array in_place = per.apply(std::move(sole));  // the only handle: no new buffer
+  EXPECT_EQ(in_place.raw(), storage);
+  for (std::int64_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(moved.at(i), copy.at(i));
+    EXPECT_EQ(in_place.at(i), copy.at(i));
+  }
+}
+
 }  // namespace
 }  // namespace mg::io
