@@ -67,7 +67,9 @@ struct CLoopArgs {
   std::span<const Type> in_types;
   std::string out;
   CWriter& w;
-  bool blas = false;  // the JIT links cblas; a standalone export must not call it
+  // The JIT module calls the library's compiled GEMM and conv kernels through pointers
+  // instead of carrying their text (c_kernels.hpp); a standalone export has its own copy.
+  bool host_kernels = false;
   std::string fail;
   // Adds a file-scope support definition (a static function) once per module, by name.
   const std::function<void(const std::string& name, const std::string& code)>& support;

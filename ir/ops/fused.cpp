@@ -497,7 +497,7 @@ void fused_c(const CLoopArgs& a) {
       if (std::size_t op = operand_of(body, mm.inputs[k]); op < a.in_views.size()) views[k] = a.in_views[op];
     a.w.open("");
     defined_op("matmul").emit_c.loops(
-        CLoopArgs{mm, in, types, a.out, a.w, a.blas, a.fail, a.support, views, a.scratch});
+        CLoopArgs{mm, in, types, a.out, a.w, a.host_kernels, a.fail, a.support, views, a.scratch});
     a.w.close();
     name[p.matmul] = a.out;  // the epilogue reads the GEMM result in place
   }

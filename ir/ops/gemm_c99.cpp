@@ -22,13 +22,11 @@ namespace {
 // NC (columns of B per cache block): KC x NC of B packed stays in L2 (512 KiB at AVX-512).
 // MG_GEMM_VB: bytes per vector register, when the tile is written with vector extensions.
 constexpr const char* kArch = R"(#if defined(__GNUC__) && defined(__AVX512F__)
-#include <immintrin.h>
 #define MG_GEMM_VB 64
 #define MG_GEMM_MR 8
 #define MG_GEMM_KC 256
 #define MG_GEMM_NCB (512 * 1024)
 #elif defined(__GNUC__) && defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
 #define MG_GEMM_VB 32
 #define MG_GEMM_MR 6
 #define MG_GEMM_KC 256
@@ -42,7 +40,13 @@ constexpr const char* kArch = R"(#if defined(__GNUC__) && defined(__AVX512F__)
 #ifdef _OPENMP
 int omp_get_max_threads(void); /* omp.h's, declared: the export includes no more headers */
 #endif
-#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+)";
+
+// The intrinsics the kernel texts use (the tiles' FMAs, packing's transpose), apart from
+// the macros: <immintrin.h> alone is 0.25 s of every compile with -march=native, which a
+// JIT module that calls the library's kernels (c_kernels.hpp) does not pay.
+constexpr const char* kIntrinsics = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+#include <immintrin.h>
 /* dst[j * ds + i] = src[i * ld + j], i, j < 8: the 8x8 f32 transpose in 24 shuffles. Packing
    interleaves contiguous rows (A's rows, a transposed B's columns); element by element that
    cost 1.4 cycles an element, a quarter of the MLP's GEMM time. */
@@ -393,6 +397,7 @@ std::string substitute_impl(std::string s, DType t) {
 }  // namespace
 
 std::string arch_text() { return kArch + ("#define MG_GEMM_THREAD_MIN " + std::to_string(kThreadMin) + "\n"); }
+std::string intrinsics_text() { return kIntrinsics; }
 std::string substitute(std::string text, DType t) { return substitute_impl(std::move(text), t); }
 std::string defs_text(DType t) { return substitute(kDefs, t); }
 std::string packed_text(DType t) { return substitute(kPacked, t); }

@@ -14,12 +14,37 @@ namespace mg::ir::gemm_c99 {
 // function under -Wall -Werror): the target's tile sizes (once per module), the per-dtype
 // macros, the packed GEMM and the few-rows GEMM.
 std::string arch_text();
+std::string intrinsics_text();  // <immintrin.h> and helpers: only the kernel texts need them
 std::string defs_text(DType t);
 std::string packed_text(DType t);
 std::string small_text(DType t);
 // `text` with its dtype placeholders ($S name, $T C type, $F/$U literal suffixes, $P
 // s/d) filled in for f32 or f64: for other loop nests written the same way (ops/gemv.hpp).
 std::string substitute(std::string text, DType t);
+
+// The kernels a JIT module calls from the library instead of compiling their text
+// (c_kernels.hpp), which gemm_native_gen compiles into it once per ISA: the C function a
+// text defines and its parameters ($T: the element type, $S: its name).
+struct KernelEntry {
+  const char* entry;   // native::Kernels<T>::<entry>, mg_native_<entry>_<S>_<isa>
+  const char* c_name;  // as the text defines it
+  const char* params;
+  // A JIT module calls the library's copy. Not the conv tiles: compiled into the module,
+  // GCC specialises them to each call's constant shapes (k of 9-144), and example 05's C99
+  // step ran ~6% faster that way (c99_bench --only d, alternating; the others: no change).
+  bool jit_binds;
+};
+inline constexpr KernelEntry kKernelEntries[] = {
+    {"gemm", "mg_gemm_$S",
+     "int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b, int64_t brs, "
+     "int64_t bcs, $T* c, $T* bpack, int64_t nb",
+     true},
+    {"conv_tiles", "mg_conv_gemm_$S",
+     "int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, int64_t acs, const $T* b, int64_t brs, $T* c",
+     false},
+    {"conv_dots", "mg_conv_dots_$S",
+     "int64_t m, int64_t n, int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs, $T* c", true},
+};
 
 // The packed GEMM's B scratch, sized here at emission time for every target: KC deep at
 // most, every target's NR divides kNPad, plus kAlign bytes to align it to a cache line.

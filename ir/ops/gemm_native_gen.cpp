@@ -19,26 +19,25 @@ int main(int argc, char** argv) {
                   "#ifdef _OPENMP\n#define MG_OMP(x) _Pragma(#x)\n#else\n#define MG_OMP(x)\n#endif\n"
                   "#define MG_NATIVE_CAT2(a, b) a##_##b\n#define MG_NATIVE_CAT(a, b) MG_NATIVE_CAT2(a, b)\n"
                   "#define MG_NATIVE(name) MG_NATIVE_CAT(name, MG_NATIVE_ISA)\n";
-  c += gemm_c99::arch_text();
+  c += gemm_c99::arch_text() + gemm_c99::intrinsics_text() + nn::conv_c99::kDotsRows;
   for (DType t : {DType::f32, DType::f64}) {
-    const std::string T = t == DType::f32 ? "float" : "double", S(name_of(t));
     c += gemm_c99::defs_text(t) + gemm_c99::packed_text(t);
     c += gemm_c99::substitute(nn::conv_c99::kTiles, t) + gemm_c99::substitute(nn::conv_c99::kDots, t);
-    const auto entry = [&](const std::string& name, const std::string& params, const std::string& body) {
-      const std::string head = "void MG_NATIVE(mg_native_" + name + "_" + S + ")(" + params + ")";
-      c += head + ";\n" + head + " {\n  " + body + ";\n}\n";
-    };
-    const std::string cT = "const " + T + "*";
-    entry("gemm",
-          "int64_t m, int64_t n, int64_t k, " + cT + " a, int64_t ars, int64_t acs, " + cT +
-              " b, int64_t brs, int64_t bcs, " + T + "* c, " + T + "* bpack, int64_t nb",
-          "mg_gemm_" + S + "(m, n, k, a, ars, acs, b, brs, bcs, c, bpack, nb)");
-    entry("conv_tiles",
-          "int64_t m, int64_t n, int64_t k, " + cT + " a, int64_t ars, int64_t acs, " + cT + " b, int64_t brs, " + T + "* c",
-          "mg_conv_gemm_" + S + "(m, n, k, a, ars, acs, b, brs, c)");
-    entry("conv_dots",
-          "int64_t m, int64_t n, int64_t k, " + cT + " a, int64_t ars, " + cT + " b, int64_t bcs, " + T + "* c",
-          "mg_conv_dots_" + S + "(m, n, k, a, ars, b, bcs, c)");
+    // The entries JIT modules bind to (c_kernels.hpp): the parameters as the table says,
+    // passed on to the text's function by name.
+    for (const gemm_c99::KernelEntry& e : gemm_c99::kKernelEntries) {
+      const std::string params = gemm_c99::substitute(e.params, t);
+      std::string args;
+      for (std::size_t at = 0; at <= params.size();) {
+        std::size_t end = params.find(',', at);
+        if (end == std::string::npos) end = params.size();
+        const std::string one = params.substr(at, end - at);
+        args += (args.empty() ? "" : ", ") + one.substr(one.find_last_of(" *") + 1);
+        at = end + 1;
+      }
+      const std::string head = "void MG_NATIVE(mg_native_" + std::string(e.entry) + "_" + std::string(name_of(t)) + ")(" + params + ")";
+      c += head + ";\n" + head + " {\n  " + gemm_c99::substitute(e.c_name, t) + "(" + args + ");\n}\n";
+    }
   }
   FILE* f = std::fopen(argv[1], "w");
   if (!f) return 1;

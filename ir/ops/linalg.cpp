@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/c_kernels.hpp"
 #include "minigrad/ir/ops/gemm_c99.hpp"
 #include "minigrad/ir/ops/gemv.hpp"
 #include "minigrad/ir/ops/native_kernels.hpp"
@@ -197,11 +198,10 @@ Type matmul_infer(std::span<const Type> in, const Attrs&) {
 // Adds the GEMM definitions a call needs (one support entry each, so a module never
 // holds an unused static function: -Wall -Werror) and returns the function's name.
 std::string use_gemm(const CLoopArgs& a, DType t, bool small) {
-  const std::string S = std::string(name_of(t));
-  a.support("mg_gemm_arch", gemm_c99::arch_text());
-  a.support("mg_gemm_defs_" + S, gemm_c99::defs_text(t));
-  const std::string fn = small ? "mg_gemm_small_" + S : "mg_gemm_" + S;
-  a.support(fn, small ? gemm_c99::small_text(t) : gemm_c99::packed_text(t));
+  if (!small) return c_kernels::use(a, c_kernels::Kernel::gemm, t);
+  c_kernels::use_macros(a, t);
+  const std::string fn = "mg_gemm_small_" + std::string(name_of(t));
+  a.support(fn, gemm_c99::small_text(t));
   return fn;
 }
 

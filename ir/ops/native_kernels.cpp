@@ -2,6 +2,8 @@
 // points gemm_native_gen writes, one set per ISA, picked once by CPU feature.
 #include "minigrad/ir/ops/native_kernels.hpp"
 
+#include "minigrad/ir/ops/gemm_c99.hpp"
+
 namespace mg::ir::native {
 
 #if defined(__x86_64__)
@@ -51,5 +53,24 @@ const Kernels<double>* kernels<double>() {
   return nullptr;
 }
 #endif
+
+namespace {
+template <class T>
+CFunction entry_of(const Kernels<T>* k, std::string_view entry) {
+  if (!k) return nullptr;
+  if (entry == "gemm") return reinterpret_cast<CFunction>(k->gemm);
+  if (entry == "conv_tiles") return reinterpret_cast<CFunction>(k->conv_tiles);
+  if (entry == "conv_dots") return reinterpret_cast<CFunction>(k->conv_dots);
+  return nullptr;
+}
+}  // namespace
+
+CFunction c_kernel(std::string_view c_name) {
+  for (const gemm_c99::KernelEntry& e : gemm_c99::kKernelEntries) {
+    if (c_name == gemm_c99::substitute(e.c_name, DType::f32)) return entry_of(kernels<float>(), e.entry);
+    if (c_name == gemm_c99::substitute(e.c_name, DType::f64)) return entry_of(kernels<double>(), e.entry);
+  }
+  return nullptr;
+}
 
 }  // namespace mg::ir::native

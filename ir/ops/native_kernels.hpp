@@ -5,6 +5,7 @@
 // Strides are in elements; every matrix is row-major unless its strides say otherwise.
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 namespace mg::ir::native {
 
@@ -26,6 +27,11 @@ struct Kernels {
 
 template <class T>
 const Kernels<T>* kernels();
+
+// A kernel by the C name a JIT module calls it (gemm_c99::kKernelEntries: mg_gemm_f32,
+// mg_conv_dots_f64, ...): this CPU's copy, or null (none here, or no such kernel).
+using CFunction = void (*)();
+CFunction c_kernel(std::string_view c_name);
 template <>
 const Kernels<float>* kernels<float>();
 template <>

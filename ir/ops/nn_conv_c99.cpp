@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "minigrad/ir/ops/c_kernels.hpp"
 #include "minigrad/ir/ops/gemm_c99.hpp"
 #include "minigrad/ir/ops/nn_conv_c99_text.hpp"
 #include "minigrad/ir/ops/nn_rules.hpp"
@@ -18,9 +19,7 @@ namespace mg::ir::nn {
 namespace {
 
 using conv_c99::kCol2im;
-using conv_c99::kDots;
 using conv_c99::kIm2col;
-using conv_c99::kTiles;
 
 constexpr std::int64_t kColBudget = 1 << 21;      // elements of im2col columns per chunk
 constexpr std::int64_t kParallel = kCParallelWork;
@@ -92,13 +91,9 @@ bool tiled(const GemmLoop& q) { return q.bcs == "1" && q.m * q.n * q.kmax < gemm
 
 // The call of the tiles for rows [row, row + rows) of task tt's GEMM (C expressions).
 std::string tile_call(const CLoopArgs& a, const GemmLoop& q, const std::string& rows, const std::string& row) {
-  const DType t = a.node.type.dtype;
-  const std::string s(name_of(t));
-  a.support("mg_gemm_arch", gemm_c99::arch_text());
-  a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
-  a.support("mg_conv_gemm_" + s, gemm_c99::substitute(kTiles, t));
-  return "mg_conv_gemm_" + s + "(" + rows + ", " + S(q.n) + ", " + q.k + ", " + q.A + " + " + row + " * " + q.ars + ", " +
-         q.ars + ", " + q.acs + ", " + q.B + ", " + q.brs + ", " + q.C + " + " + row + " * " + S(q.n) + ");";
+  return c_kernels::use(a, c_kernels::Kernel::conv_tiles, a.node.type.dtype) + "(" + rows + ", " + S(q.n) + ", " + q.k +
+         ", " + q.A + " + " + row + " * " + q.ars + ", " + q.ars + ", " + q.acs + ", " + q.B + ", " + q.brs + ", " + q.C +
+         " + " + row + " * " + S(q.n) + ");";
 }
 // Tiled GEMMs of many tasks (a batch of samples): each task's im2col (or col2im) beside its
 // GEMM in one OpenMP iteration, the columns still in L2 (64 samples' columns, 3.6 MB on
@@ -109,16 +104,15 @@ bool merged(const GemmLoop& q) { return tiled(q) && q.max_tasks >= kMergeTasks; 
 void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
   const DType t = a.node.type.dtype;
   const std::string s(name_of(t)), T = c_type(t);
-  a.support("mg_gemm_arch", gemm_c99::arch_text());
-  a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(t));
+  c_kernels::use_macros(a, t);
   if (dots(q, static_cast<std::int64_t>(size_of(t)))) {
-    a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, t));
+    const std::string dots_fn = c_kernels::use(a, c_kernels::Kernel::conv_dots, t);
     const std::string RB = "MG_DOTS_RB", rb = "((" + S(q.m) + " + " + RB + " - 1) / " + RB + ")";
     pragma_if(a.w, "(" + q.tasks + ") * " + S(q.m * q.n * q.kmax) + " >= " + S(kParallel));
     a.w.open("for (int64_t t = 0; t < (" + q.tasks + ") * " + rb + "; ++t)");
     a.w.line("const int64_t tt = t / " + rb + ", row = t % " + rb + " * " + RB + ";");
     a.w.line(q.vars);
-    a.w.line("mg_conv_dots_" + s + "(" + S(q.m) + " - row < " + RB + " ? " + S(q.m) + " - row : " + RB + ", " +
+    a.w.line(dots_fn + "(" + S(q.m) + " - row < " + RB + " ? " + S(q.m) + " - row : " + RB + ", " +
              S(q.n) + ", " + q.k + ", " + q.A + " + row * " + q.ars + ", " + q.ars + ", " + q.B + ", " + q.bcs + ", " +
              q.C + " + row * " + S(q.n) + ");");
     a.w.close();
@@ -136,8 +130,11 @@ void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
     return;
   }
   const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
-  const std::string fn = small ? "mg_gemm_small_" + s : "mg_gemm_" + s;
-  a.support(fn, small ? gemm_c99::small_text(t) : gemm_c99::packed_text(t));
+  std::string fn = "mg_gemm_small_" + s;
+  if (small)
+    a.support(fn, gemm_c99::small_text(t));
+  else
+    fn = c_kernels::use(a, c_kernels::Kernel::gemm, t);
   const std::string dims = S(q.n) + ", " + q.k + ", ";
   const std::string b = q.B + ", " + q.brs + ", " + q.bcs + ", ";
   if (small) {
@@ -310,11 +307,8 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
   a.w.line(T + "* dst = " + (p.nb < g.N ? "n0 == 0 ? " + DW + " : part" : DW) + ";");
   // dw_g[Og, K] = dy_g[Og, nb*L] @ col_g[K, nb*L]^T: B = col_g^T, read in place.
   if (merged) {
-    const std::string s(name_of(a.node.type.dtype));
     const std::int64_t per = (p.nb + sg - 1) / sg, OK = g.O * p.K;
-    a.support("mg_gemm_arch", gemm_c99::arch_text());
-    a.support("mg_gemm_defs_" + s, gemm_c99::defs_text(a.node.type.dtype));
-    a.support("mg_conv_dots_" + s, gemm_c99::substitute(kDots, a.node.type.dtype));
+    const std::string dots_fn = c_kernels::use(a, c_kernels::Kernel::conv_dots, a.node.type.dtype);
     if (sg > 1) a.w.line(T + "* seg = (" + T + "*)(" + a.scratch + " + " + S(l.seg) + ");");
     pragma_if(a.w, "nb * " + S(p.R * p.L * p.Og) + " >= " + S(kParallel));
     a.w.open("for (int64_t tt = 0; tt < " + S(sg * g.G) + "; ++tt)");
@@ -327,7 +321,7 @@ void emit_weight_grad(const CLoopArgs& a, const Plan& p, const Layout& l) {
     a.w.close();
     a.w.close();
     a.w.open("for (int64_t row = 0; row < " + S(p.Og) + "; row += MG_DOTS_RB)");
-    a.w.line("mg_conv_dots_" + s + "(" + S(p.Og) + " - row < MG_DOTS_RB ? " + S(p.Og) + " - row : MG_DOTS_RB, " +
+    a.w.line(dots_fn + "(" + S(p.Og) + " - row < MG_DOTS_RB ? " + S(p.Og) + " - row : MG_DOTS_RB, " +
              S(p.K) + ", (s1 - s0) * " + S(p.L) + ", " + A + " + (gi * " + S(p.Og) + " + row) * " + NL + " + s0 * " +
              S(p.L) + ", " + NL + ", col + gi * " + S(p.K) + " * " + NL + " + s0 * " + S(p.L) + ", " + NL +
              ", out + row * " + S(p.K) + ");");

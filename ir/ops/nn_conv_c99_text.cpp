@@ -210,6 +210,12 @@ static void mg_conv_gemm_$S(int64_t m, int64_t n, int64_t k, const $T* a, int64_
 // vectors of 16 f32 at AVX-512) that add up as a fixed tree, then the k tail in order; the
 // edges one dot product at a time. The one-row dot GEMM loaded 5 vectors per 4 FMAs: 1.1 ms
 // of example 05's 4 ms per-sample step.
+extern const char* const kDotsRows = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+#define MG_DOTS_RB 4
+#else
+#define MG_DOTS_RB 1
+#endif
+)";
 extern const char* const kDots = R"(#if defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
 typedef $T mg_dots_v_$S __attribute__((vector_size(MG_GEMM_VB), aligned(sizeof($T)), __may_alias__));
 #if MG_GEMM_VB == 64
@@ -269,9 +275,7 @@ static void mg_dots_block_$S(int64_t k, const $T* a, int64_t ars, const $T* b, i
       c[r * ldc + j] = s;
     }
 }
-#define MG_DOTS_RB 4
 #else
-#define MG_DOTS_RB 1
 #define MG_DOTS_CB 1
 static void mg_dots_block_$S(int64_t k, const $T* a, int64_t ars, const $T* b, int64_t bcs, $T* c, int64_t ldc) {
   enum { L = 16 };

@@ -375,7 +375,7 @@ void emit_step(const ir::Graph& g, const Schedule& s, const StepOptions& o, std:
     w.open("");
     const std::string fail = o.fail.empty() ? "return " + std::to_string(id + 1) + ";" : o.fail;
     const std::string scratch = s.scratch_bytes[k] ? "(arena + " + std::to_string(s.scratch_at[k]) + ")" : "";
-    ir::CLoopArgs a{n, in, types, ptr(id), w, o.blas, fail, o.support, views, scratch};
+    ir::CLoopArgs a{n, in, types, ptr(id), w, o.host_kernels, fail, o.support, views, scratch};
     // Bodies: after the op's own scratch, one arena per region, each as its schedule plans.
     std::size_t own = 0;
     if (n.op->emit_c.scratch) own = static_cast<std::size_t>(n.op->emit_c.scratch(n, types));

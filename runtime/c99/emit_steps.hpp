@@ -21,7 +21,7 @@ struct StepPointer {
 };
 
 struct StepOptions {
-  bool blas = false;
+  bool host_kernels = false;  // CLoopArgs::host_kernels
   std::function<void(const std::string& name, const std::string& code)> support;
   std::string prefix = "v";  // value k is the pointer <prefix><k>
   std::string fail;          // a run-time error's statement; empty: `return k + 1;` for node k

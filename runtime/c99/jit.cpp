@@ -13,10 +13,16 @@
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops/native_kernels.hpp"
 #include "minigrad/runtime/c99/jit_cache.hpp"
 #include "minigrad/runtime/glassbox/numerics_c99.hpp"
 
 namespace mg::rt::c99 {
+
+namespace {
+// The lookup a module's <name>_bind calls for each kernel pointer (Module::bound_kernels).
+extern "C" ir::native::CFunction mg_jit_kernel(const char* c_name) { return ir::native::c_kernel(c_name); }
+}  // namespace
 
 std::vector<std::string> compiler_command() {
   std::vector<std::string> argv;
@@ -67,6 +73,12 @@ std::shared_ptr<Native> Native::load(const Module& m) {
   if (!p->handle_) throw UserError("C99 backend: cannot load " + obj.object.string() + ": " + dlerror());
   p->fn_ = reinterpret_cast<int (*)(void* const*, void*)>(dlsym(p->handle_, (m.name + "_call").c_str()));
   if (!p->fn_) throw UserError("C99 backend: " + obj.object.string() + " has no " + m.name + "_call");
+  if (!m.bound_kernels.empty()) {
+    using Bind = int (*)(ir::native::CFunction (*)(const char*));
+    auto bind = reinterpret_cast<Bind>(dlsym(p->handle_, (m.name + "_bind").c_str()));
+    if (!bind || bind(mg_jit_kernel) != 0)
+      throw UserError("C99 backend: cannot bind " + obj.object.string() + "'s kernels to the library's");
+  }
   loaded[key] = p;
   return p;
 }
@@ -77,6 +89,15 @@ NativeRunner::NativeRunner(const ir::Graph& g, std::vector<ir::NodeId> outputs, 
   Options o;
   o.name = "mg_jit";
   o.standalone = false;
+  // The library's kernels were compiled for this CPU's ISA, as `cc -march=native` compiles a
+  // module; with MG_CC (other flags, another target) or MG_C99_KERNEL_TEXT=1 (a suspected
+  // library copy ruled out) the module compiles their text, as an export has it.
+  const auto set = [](const char* var) {
+    const char* v = std::getenv(var);
+    return v && *v && std::string(v) != "0";
+  };
+  o.host_kernels = !set("MG_CC") && !set("MG_C99_KERNEL_TEXT") && ir::native::kernels<float>() &&
+                   ir::native::kernels<double>();
   o.check_numerics = check_numerics;
   module_ = emit_module(g, outputs, state, o);
   native_ = Native::load(module_);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "minigrad/ir/errors.hpp"
+#include "minigrad/ir/ops/c_kernels.hpp"
 #include "minigrad/ir/op_registry.hpp"
 #include "minigrad/runtime/c99/emit_steps.hpp"
 #include "minigrad/runtime/c99/schedule.hpp"
@@ -244,7 +245,7 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
   std::map<std::string, std::string> support;
   std::vector<std::string> support_order;
   StepOptions so;
-  so.blas = !opt.standalone;
+  so.host_kernels = opt.host_kernels && !opt.standalone;
   so.support = [&](const std::string& name, const std::string& code) {
     if (support.emplace(name, code).second) support_order.push_back(name);
   };
@@ -325,6 +326,14 @@ Module emit_module(const ir::Graph& g, const std::vector<ir::NodeId>& outputs, c
            step_functions;
   for (ir::NodeId id : pointers_named(w.str(), "v", pointers)) entry += "  " + decl[id] + "\n";
   src += proto + " {\n" + entry + w.str() + "}\n";
+  for (auto& name : support_order)
+    if (so.host_kernels && ir::c_kernels::is_bound(name)) m.bound_kernels.push_back(name);
+  if (!m.bound_kernels.empty()) {
+    src += "\ntypedef void (*mg_kernel_fn)(void);\nint " + m.name + "_bind(mg_kernel_fn (*kernel)(const char*)) {\n";
+    for (auto& name : m.bound_kernels)
+      src += "  if (!(" + name + " = (" + name + "_fn)kernel(\"" + name + "\"))) return 1;\n";
+    src += "  return 0;\n}\n";
+  }
   if (!opt.standalone) {
     src += "\nint " + m.name + "_call(void* const* args, void* arena) {\n  return " + m.name + "_run(";
     for (std::size_t k = 0; k < m.args.size(); ++k) {

@@ -25,6 +25,10 @@ struct Options {
   // compiler's <immintrin.h>). Otherwise (the JIT): the same GEMM, and the caller passes the
   // arena.
   bool standalone = true;
+  // Not standalone: the GEMM and conv kernels are pointers to the library's compiled copies
+  // (ir/ops/c_kernels.hpp), set through <name>_bind when the module is loaded
+  // (Module::bound_kernels); cc then compiles no kernel text. Needs native::kernels().
+  bool host_kernels = false;
   // Graph inputs embedded as `static const` arrays (trained weights): by input name.
   std::map<std::string, Array, std::less<>> weights;
   // Compute what depends only on embedded weights and constants at export time (by the
@@ -73,6 +77,9 @@ struct Module {
   std::size_t num_inlined = 0;     // elementwise nodes folded into a consumer's loop
   Schedule schedule;               // where every value lives (the glass box reads it)
   std::vector<NumericsSite> numerics_sites;  // Options::check_numerics: checks in regions
+  // Options::host_kernels: the kernel pointers that `int <name>_bind(mg_kernel_fn
+  // (*kernel)(const char*))` sets, each kernel(c_name) cast to its type; 0: all were found.
+  std::vector<std::string> bound_kernels;
 };
 
 // Emits `outputs` and the state updates of `g`. The entry function returns 0, or k + 1

@@ -58,15 +58,24 @@ void build(Gemms& c, DType dt, const std::vector<Product>& ps) {
   }
 }
 
-// Runs the products through the C99 JIT compiled by `cc` and checks each element.
-void check(DType dt, const std::vector<Product>& ps, const std::string& cc) {
+struct Path {
+  const char* name;
+  rt::Backend backend;
+  // MG_CC for the JIT (which adds -march=native after it; explicit -mno-* still win): the
+  // kernels' text compiled for that target. Null: MG_CC unset, and the module calls the
+  // library's compiled kernels (ir/ops/c_kernels.hpp), as a user's JIT module does.
+  const char* cc;
+};
+void PrintTo(const Path& p, std::ostream* os) { *os << p.name; }
+
+// Runs the products on `path` and checks each element.
+void check(DType dt, const std::vector<Product>& ps, const Path& path) {
   Gemms c;
   build(c, dt, ps);
-  // No compiler: the interpreter (ours compiled into the library, or OpenBLAS, by shape).
-  const rt::Backend backend = cc.empty() ? rt::Backend::interpreter : rt::Backend::c99;
-  if (!cc.empty()) setenv("MG_CC", cc.c_str(), 1);
-  const auto got = rt::compile(c.g, c.g.outputs, {}, backend).run(c.in);
+  if (path.cc) setenv("MG_CC", path.cc, 1);
+  const auto got = rt::compile(c.g, c.g.outputs, {}, path.backend).run(c.in);
   unsetenv("MG_CC");
+  const std::string cc = path.name;
   const double eps = dt == f32 ? FLT_EPSILON : DBL_EPSILON;
   ASSERT_EQ(got.size(), ps.size());
   for (std::size_t q = 0; q < ps.size(); ++q) {
@@ -116,12 +125,6 @@ std::vector<Product> edge_products() {
   return ps;
 }
 
-struct Path {
-  const char* name;
-  const char* cc;  // MG_CC: the JIT adds -march=native after it; explicit -mno-* still win;
-                   // empty: the interpreter
-};
-void PrintTo(const Path& p, std::ostream* os) { *os << p.name; }
 class C99Gemm : public ::testing::TestWithParam<std::tuple<DType, Path>> {};
 
 TEST_P(C99Gemm, EdgeShapesMatchANaiveF64Product) {
@@ -129,15 +132,17 @@ TEST_P(C99Gemm, EdgeShapesMatchANaiveF64Product) {
   // The JIT's own cache, as every other C99 test: its key is the exact command and source, so
   // a re-run loads the module this command compiled from this text (cc was most of the suite's
   // CPU: 6 modules at -O3 compiled on every run into a scratch cache).
-  check(dt, edge_products(), path.cc);
+  check(dt, edge_products(), path);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Paths, C99Gemm,
     ::testing::Combine(::testing::Values(f32, f64),
-                       ::testing::Values(Path{"native", "cc"}, Path{"avx2", "cc -mno-avx512f"},
-                                         Path{"portable", "cc -mno-avx -mno-avx2 -mno-fma -mno-avx512f"},
-                                         Path{"interpreter", ""})),
+                       ::testing::Values(Path{"library", rt::Backend::c99, nullptr},
+                                         Path{"native", rt::Backend::c99, "cc"},
+                                         Path{"avx2", rt::Backend::c99, "cc -mno-avx512f"},
+                                         Path{"portable", rt::Backend::c99, "cc -mno-avx -mno-avx2 -mno-fma -mno-avx512f"},
+                                         Path{"interpreter", rt::Backend::interpreter, nullptr})),
     [](const auto& info) {
       return std::string(name_of(std::get<0>(info.param))) + "_" + std::get<1>(info.param).name;
     });

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <iostream>
+#include <map>
 #include <sstream>
 
 #include "minigrad/ir/builder.hpp"
@@ -44,17 +46,16 @@ struct Program {
   std::vector<std::string> what;  // per output, for messages
 };
 
-// All cases of `d` in one graph; with `grads`, also their first- and second-order
-// gradient-check graphs.
-Program build(const ir::OpDef& d, bool f32_cases, bool grads) {
-  Program p;
+// All cases of `d` added to p's graph (input names start with `prefix`); with `grads`, also
+// their first- and second-order gradient-check graphs.
+void add_cases(Program& p, const ir::OpDef& d, bool f32_cases, bool grads, const std::string& prefix = "") {
   auto cases = cases_of(d);
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const ir::OpTestCase c = f32_cases ? as_f32(cases[ci]) : cases[ci];
     std::vector<ir::Value> ins;
     std::vector<ir::Value> wrt;
     for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-      const std::string name = "c" + std::to_string(ci) + "_in" + std::to_string(i);
+      const std::string name = prefix + "c" + std::to_string(ci) + "_in" + std::to_string(i);
       ir::Value in = p.g->add_input(name, c.inputs[i]);
       ins.push_back(in);
       const std::uint64_t seed = 1000 + ci + i;
@@ -92,7 +93,6 @@ Program build(const ir::OpDef& d, bool f32_cases, bool grads) {
       p.what.push_back("case " + std::to_string(ci) + " Hessian-vector " + std::to_string(k));
     }
   }
-  return p;
 }
 
 // Element i agrees within rtol of the array's scale; NaN matches NaN, inf the same inf.
@@ -117,20 +117,86 @@ std::string compare(const Array& want, const Array& got, double rtol) {
 
 double rtol_of(DType t) { return t == f32 ? 16 * 0x1p-23 : 1e-12; }
 
-void check_both_executors(const ir::OpDef& d, bool f32_cases) {
-  Program p = build(d, f32_cases, true);
-  rt::Executable ref = rt::compile(*p.g, p.outputs);
-  rt::Executable c99 = rt::compile(*p.g, p.outputs, {}, rt::Backend::c99);
-  const auto want = ref.run(p.inputs);
-  const auto got = c99.run(p.inputs);
+void expect_agree(const ir::OpDef& d, bool f32_cases, const std::vector<Array>& want, const std::vector<Array>& got,
+                  const std::vector<std::string>& what) {
   ASSERT_EQ(want.size(), got.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
     // Random ops draw the same bits in both executors: their outputs must be identical.
     const double rtol = d.traits.random ? 0.0 : rtol_of(want[k].dtype());
     const std::string diff = compare(want[k], got[k], rtol);
-    EXPECT_TRUE(diff.empty()) << d.name << (f32_cases ? " (f32) " : " ") << p.what[k] << " "
+    EXPECT_TRUE(diff.empty()) << d.name << (f32_cases ? " (f32) " : " ") << what[k] << " "
                               << to_string(want[k].type()) << ":\n" << diff;
   }
+}
+
+// One op's programs in a graph of their own, through both executors.
+void check_alone(const ir::OpDef& d, bool f32_cases) {
+  Program p;
+  add_cases(p, d, f32_cases, true);
+  const auto want = rt::compile(*p.g, p.outputs).run(p.inputs);
+  const auto got = rt::compile(*p.g, p.outputs, {}, rt::Backend::c99).run(p.inputs);
+  expect_agree(d, f32_cases, want, got, p.what);
+}
+
+// The programs of every op this process tests (gtest's filter and shard) of one kind (f64
+// with gradients, or f32) in one graph, run once per executor: on a cold JIT cache ~180
+// one-op modules were ~60 s of cc, a module per kind a few seconds. Should the batch fail
+// (cc, or a run-time error), each op is checked alone, so a verdict is always the op's own.
+struct Batch {
+  Program p;
+  std::map<std::string, std::pair<std::size_t, std::size_t>, std::less<>> range;  // op -> [first, last) output
+  std::vector<Array> want, got;
+  bool ok = false;
+};
+
+bool converts_to_f32(const ir::OpDef& d) {
+  for (auto& c : cases_of(d)) {
+    for (auto& t : c.inputs)
+      if (t.dtype == f64) return true;
+    if (const AttrValue* v = c.attrs.find("dtype"); v && std::get<DType>(*v) == f64) return true;
+  }
+  return false;
+}
+
+const Batch& batch(bool f32_cases) {
+  static std::map<bool, Batch> made;
+  if (auto it = made.find(f32_cases); it != made.end()) return it->second;
+  Batch& b = made[f32_cases];
+  const std::string test = f32_cases ? "InterpreterAndC99AgreeInF32/" : "InterpreterAndC99AgreeWithGradients/";
+  const ::testing::UnitTest& ut = *::testing::UnitTest::GetInstance();
+  for (int i = 0; i < ut.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *ut.GetTestSuite(i);
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const ::testing::TestInfo& t = *suite.GetTestInfo(j);
+      const std::string name = t.name();
+      if (!t.should_run() || name.rfind(test, 0) != 0) continue;
+      const ir::OpDef& d = ir::op(name.substr(test.size()));
+      if (d.emit_c.empty() || (f32_cases && !converts_to_f32(d))) continue;
+      const std::size_t first = b.p.outputs.size();
+      add_cases(b.p, d, f32_cases, true, d.name + "_");
+      b.range[d.name] = {first, b.p.outputs.size()};
+    }
+  }
+  if (b.p.outputs.empty()) return b;
+  try {
+    b.want = rt::compile(*b.p.g, b.p.outputs).run(b.p.inputs);
+    b.got = rt::compile(*b.p.g, b.p.outputs, {}, rt::Backend::c99).run(b.p.inputs);
+    b.ok = true;
+  } catch (const std::exception& e) {
+    std::cout << "[ c99 ] the batch of " << b.range.size() << " ops failed, each op runs alone: " << e.what() << "\n";
+  }
+  return b;
+}
+
+void check_both_executors(const ir::OpDef& d, bool f32_cases) {
+  const Batch& b = batch(f32_cases);
+  const auto r = b.range.find(d.name);
+  if (!b.ok || r == b.range.end()) return check_alone(d, f32_cases);
+  const auto slice = [&](const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    return V(v.begin() + static_cast<std::ptrdiff_t>(r->second.first), v.begin() + static_cast<std::ptrdiff_t>(r->second.second));
+  };
+  expect_agree(d, f32_cases, slice(b.want), slice(b.got), slice(b.p.what));
 }
 
 std::vector<std::string> op_names() {
@@ -155,12 +221,7 @@ TEST_P(C99Op, InterpreterAndC99AgreeWithGradients) {
 TEST_P(C99Op, InterpreterAndC99AgreeInF32) {
   const ir::OpDef& d = ir::op(GetParam());
   if (d.emit_c.empty()) GTEST_SKIP() << d.name << " has no C emission: " << d.emit_c.none;
-  bool any_f64 = false;
-  for (auto& c : cases_of(d)) {
-    for (auto& t : c.inputs) any_f64 = any_f64 || t.dtype == f64;
-    if (const AttrValue* v = c.attrs.find("dtype")) any_f64 = any_f64 || std::get<DType>(*v) == f64;
-  }
-  if (!any_f64) GTEST_SKIP() << d.name << ": no float case to convert";
+  if (!converts_to_f32(d)) GTEST_SKIP() << d.name << ": no float case to convert";
   check_both_executors(d, true);
 }
 
