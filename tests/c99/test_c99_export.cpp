@@ -154,7 +154,10 @@ TEST(C99Export, CrossCompilesForCortexM4) {
 // as blocks of dot products per group) export as pedantic C99 that allocates nothing: no
 // malloc/calloc/free in the object's undefined symbols; with and without AVX-512 (the
 // tiles and dot products are vector extensions there, plain loops on a portable target).
-TEST(C99Export, ConvolutionsExportMallocFree) {
+// Every kernel text (the conv paths, the packed GEMM in f32 and f64 with either operand
+// transposed, the few-rows GEMM) in one export that gcc and clang accept with -pedantic
+// -Werror on each vector path (AVX-512, AVX2, portable) and that calls no malloc.
+TEST(C99Export, KernelsExportPedanticAndMallocFree) {
   testing::ScratchDir dir("mg_c99_conv_");
   ir::Graph g;
   const ir::Conv2dParams p{.padding = {1, 1}}, grouped{.padding = {1, 1}, .groups = 4};
@@ -163,12 +166,15 @@ TEST(C99Export, ConvolutionsExportMallocFree) {
   ir::Value x2 = g.add_input("x2", Type{f32, {2, 16, 32, 32}}), w2 = g.add_input("w2", Type{f32, {32, 16, 3, 3}});
   ir::Value x3 = g.add_input("x3", Type{f32, {1, 8, 10, 10}}), gy3 = g.add_input("gy3", Type{f32, {1, 16, 10, 10}});
   ir::Value x4 = g.add_input("x4", Type{f32, {2, 8, 16, 16}}), w4 = g.add_input("w4", Type{f32, {16, 8, 3, 3}});
+  ir::Value a = g.add_input("a", Type{f32, {30, 20}}), b = g.add_input("b", Type{f32, {30, 40}});
+  ir::Value c = g.add_input("c", Type{f64, {20, 30}}), d = g.add_input("d", Type{f64, {40, 30}});
   g.outputs = {ir::conv2d(x, w, p).id, ir::conv2d_input_grad(gy, w, p, {20, 20}).id,
                ir::conv2d_weight_grad(x, gy, p, {3, 3}).id, ir::conv2d(x2, w2, p).id,
-               ir::conv2d_weight_grad(x3, gy3, grouped, {3, 3}).id, ir::conv2d(x4, w4, p).id};
-  g.output_names = {"y", "dx", "dw", "y2", "dw3", "y4"};
+               ir::conv2d_weight_grad(x3, gy3, grouped, {3, 3}).id, ir::conv2d(x4, w4, p).id,
+               ir::matmul(ir::transpose_last2(a), b).id, ir::matmul(c, ir::transpose_last2(d)).id};
+  g.output_names = {"y", "dx", "dw", "y2", "dw3", "y4", "ab", "cd"};
   const rt::c99::Module m = rt::c99::export_c(g, (dir / "out").string(), {.name = "conv"});
-  for (const char* fn : {"mg_gemm_small_f32(1", "mg_gemm_f32(", "mg_conv_gemm_f32(", "mg_conv_dots_f32(",
+  for (const char* fn : {"mg_gemm_small_f32(1", "mg_gemm_f32(", "mg_gemm_f64(", "mg_conv_gemm_f32(", "mg_conv_dots_f32(",
                          "mg_conv_im2col_f32", "mg_conv_col2im_f32", "seg + s"})
     EXPECT_NE(m.source.find(fn), std::string::npos) << fn << " is not in the export";
   const std::string obj = (dir / "conv.o").string();
