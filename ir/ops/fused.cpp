@@ -13,6 +13,7 @@
 
 #include "minigrad/ir/errors.hpp"
 #include "minigrad/ir/ops/fused_body.hpp"
+#include "minigrad/ir/ops/strided.hpp"
 #include "minigrad/ir/ops/fused_tasks.hpp"
 
 namespace mg::ir {
@@ -151,24 +152,11 @@ void copy_run(std::size_t elem, std::byte* dst, const std::byte* src, std::int64
 // run). A bias [1,C,1,1] over [N,C,H,W] becomes [N,C,H*W] with strides (0,1,0), so each
 // run fills H*W elements instead of W: per-run overhead dominated fused bias adds.
 void collapse_axes(Shape& shape, std::vector<std::int64_t>& sstride) {
-  Shape d;
-  std::vector<std::int64_t> st;
-  for (std::size_t k = 0; k < shape.size(); ++k) {
-    if (shape[k] == 1) continue;
-    if (!d.empty() && st.back() == sstride[k] * shape[k]) {
-      d.back() *= shape[k];
-      st.back() = sstride[k];
-    } else {
-      d.push_back(shape[k]);
-      st.push_back(sstride[k]);
-    }
+  merge_runs(shape, sstride);
+  if (shape.empty()) {  // one element: one run of one
+    shape.push_back(1);
+    sstride.push_back(0);
   }
-  if (d.empty()) {
-    d.push_back(1);
-    st.push_back(0);
-  }
-  shape = std::move(d);
-  sstride = std::move(st);
 }
 
 // dst[j] = src[sum_k idx_k(j) * sstride_k] for j in [off, off + len) of the loop shape.

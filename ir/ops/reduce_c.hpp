@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "minigrad/ir/op_registry.hpp"
+#include "minigrad/ir/ops/strided.hpp"
 
 namespace mg::ir {
 
@@ -39,22 +40,7 @@ struct CReduce {
   // Neighbouring reduced axes that are one run in memory (outer stride = inner stride x
   // inner size) become one loop, in the same element order: a conv bias gradient over
   // [N, C, H, W] sums runs of H*W, not rows of W (the simd reduction ran 28 long).
-  void merge_reduced() {
-    Shape r;
-    std::vector<std::int64_t> st;
-    for (std::size_t k = 0; k < red.size(); ++k) {
-      if (red[k] == 1) continue;
-      if (!r.empty() && st.back() == red_st[k] * red[k]) {
-        r.back() *= red[k];
-        st.back() = red_st[k];
-      } else {
-        r.push_back(red[k]);
-        st.push_back(red_st[k]);
-      }
-    }
-    red = std::move(r);
-    red_st = std::move(st);
-  }
+  void merge_reduced() { merge_runs(red, red_st); }
   // Leading axes reduced ([B, T, C] summed over B and T: bias and LayerNorm gradients):
   // the operand is n_red rows of n_out, folded row by row into a block of accumulators
   // along the row (one simd loop). The per-output loop read each column at a stride: a
