@@ -54,6 +54,13 @@ struct PoolGeom {
   std::int64_t planes, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw;
 };
 PoolGeom pool_geom(const Shape& x, const Shape& y, const Attrs& attrs);
+// 2x2 windows at stride 2, no padding or dilation (the usual CNN pooling), whole inside
+// the plane (a last odd row / column is in no window): both executors pick along row pairs
+// (nn_pool_kernels.cpp, nn_pool.cpp's C), the same picks, so the same bits.
+inline bool is_2x2(const PoolGeom& g) {
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 &&
+         2 * g.Ho <= g.H && 2 * g.Wo <= g.W;
+}
 
 // A max window that holds no input element (padding and dilation can make one) has no
 // argmax: max_pool2d gives -inf there, its gradient routes nothing, select gives 0.

@@ -225,10 +225,6 @@ void c_pool(const CLoopArgs& a, const nn::PoolGeom& g, const std::string& pre, c
 // window's elements once: zeroing dx and scattering argmaxes into it (the way before)
 // took 1.6x as long on example 05's planes. Restrict pointers: the memory plan never
 // gives a result the buffer of an operand (memory_plan.cpp).
-bool is_2x2(const nn::PoolGeom& g) {
-  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 &&
-         2 * g.Ho <= g.H && 2 * g.Wo <= g.W;
-}
 constexpr const char* kCPool2x2 = R"(/* vy when pick(x, y) takes y (y > x, or y is NaN), else vx. */
 static $T mg_pool_choose_$S($T x, $T y, $T vx, $T vy) {
   const $T t = y > x ? vy : vx;

@@ -91,14 +91,7 @@ void scan(const T* row, I base, std::int64_t sw, std::int64_t j0, std::int64_t j
   }
 }
 
-// 2x2 windows at stride 2, no padding or dilation (the usual CNN pooling), whole inside
-// the plane (a last odd row / column is in no window).
-bool is_2x2(const PoolGeom& g) {
-  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 &&
-         2 * g.Ho <= g.H && 2 * g.Wo <= g.W;
-}
-
-// The sequential rule over a window's a, b (top row), c, d (bottom row) equals the tree
+// 2x2 windows (nn_kernels.hpp's is_2x2). The sequential rule over a window's a, b (top row), c, d (bottom row) equals the tree
 // pick(pick(a, b), pick(c, d)), pick(x, y) taking y when y > x or y is NaN: the first
 // maximum, a later NaN replacing an earlier one. The 2x2 kernels below make the picks
 // along an output row as selects of loaded values, each on one comparison (GCC does not
