@@ -23,7 +23,7 @@ std::string small_text(DType t);
 std::string substitute(std::string text, DType t);
 
 // The kernels a JIT module calls from the library instead of compiling their text
-// (c_kernels.hpp), which gemm_native_gen compiles into it once per ISA: the C function a
+// (c_kernels.hpp), which native_kernels_gen compiles into it once per ISA: the C function a
 // text defines and its parameters ($T: the element type, $S: its name).
 struct KernelEntry {
   const char* entry;   // native::Kernels<T>::<entry>, mg_native_<entry>_<S>_<isa>

@@ -1,5 +1,5 @@
 // This CPU's copy of the natively compiled C99 kernels (native_kernels.hpp): the entry
-// points gemm_native_gen writes, one set per ISA, picked once by CPU feature.
+// points native_kernels_gen writes, one set per ISA, picked once by CPU feature.
 #include "minigrad/ir/ops/native_kernels.hpp"
 
 #include "minigrad/ir/ops/gemm_c99.hpp"

@@ -1,5 +1,5 @@
 // The C99 backend's GEMM and convolution kernels compiled into the library once per x86 ISA
-// (ir/meson.build, gemm_native_gen.cpp), so the interpreter runs the very code the C99
+// (ir/meson.build, native_kernels_gen.cpp), so the interpreter runs the very code the C99
 // backend emits. kernels<T>() is this CPU's copy (AVX-512, else AVX2+FMA), or null where
 // there is none (another architecture, an older x86): callers fall back to OpenBLAS.
 // Strides are in elements; every matrix is row-major unless its strides say otherwise.

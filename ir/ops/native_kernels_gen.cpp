@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   using namespace mg;
   using namespace mg::ir;
   if (argc != 2) return 2;
-  std::string c = "/* Generated from ir/ops/gemm_c99.cpp and nn_conv_c99_text.cpp by gemm_native_gen: do not edit. */\n"
+  std::string c = "/* Generated from ir/ops/gemm_c99.cpp and nn_conv_c99_text.cpp by native_kernels_gen: do not edit. */\n"
                   "#include <math.h>\n#include <stdint.h>\n"
                   "#ifdef _OPENMP\n#define MG_OMP(x) _Pragma(#x)\n#else\n#define MG_OMP(x)\n#endif\n"
                   "#define MG_NATIVE_CAT2(a, b) a##_##b\n#define MG_NATIVE_CAT(a, b) MG_NATIVE_CAT2(a, b)\n"
