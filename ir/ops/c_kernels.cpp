@@ -47,6 +47,14 @@ std::string use(const CLoopArgs& a, Kernel k, DType t) {
   return name;
 }
 
+std::string use_gemm(const CLoopArgs& a, DType t, bool few_rows) {
+  if (!few_rows) return use(a, Kernel::gemm, t);
+  use_macros(a, t);
+  const std::string name = "mg_gemm_small_" + std::string(name_of(t));
+  a.support(name, gemm_c99::small_text(t));
+  return name;
+}
+
 bool is_bound(std::string_view name) {
   for (const gemm_c99::KernelEntry& e : gemm_c99::kKernelEntries)
     for (DType t : {DType::f32, DType::f64})

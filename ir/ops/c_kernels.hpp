@@ -24,6 +24,9 @@ void use_macros(const CLoopArgs& a, DType t);
 // Everything a call of kernel k on dtype t needs (macros, then its text or its pointer);
 // returns the C name to call. conv_dots also defines MG_DOTS_RB, its rows per block.
 std::string use(const CLoopArgs& a, Kernel k, DType t);
+// A GEMM call's function: the packed one (Kernel::gemm), or with `few_rows`
+// (gemm_c99::kSmallM) the unpacked one, whose text every module carries.
+std::string use_gemm(const CLoopArgs& a, DType t, bool few_rows);
 // Whether support entry `name` is a kernel pointer that a host_kernels module binds.
 bool is_bound(std::string_view name);
 

@@ -195,15 +195,6 @@ Type matmul_infer(std::span<const Type> in, const Attrs&) {
 
 // ---- C99 emission ----------------------------------------------------------------------
 
-// Adds the GEMM definitions a call needs (one support entry each, so a module never
-// holds an unused static function: -Wall -Werror) and returns the function's name.
-std::string use_gemm(const CLoopArgs& a, DType t, bool small) {
-  if (!small) return c_kernels::use(a, c_kernels::Kernel::gemm, t);
-  c_kernels::use_macros(a, t);
-  const std::string fn = "mg_gemm_small_" + std::string(name_of(t));
-  a.support(fn, gemm_c99::small_text(t));
-  return fn;
-}
 
 // An operand as the GEMM reads it: batch matrix q at `base + offset(q)`, rows/cols strides.
 struct GemmOperand {
@@ -292,16 +283,16 @@ void matmul_c(const CLoopArgs& a) {
              std::to_string(B.cs) + ", " + C + ");");
   } else if (m < gemm_c99::kSmallM) {
     // A few rows: our unpacked loops (batch-1 latency: no BLAS call overhead either).
-    a.w.line(use_gemm(a, t, true) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ");");
+    a.w.line(c_kernels::use_gemm(a, t, true) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ");");
   } else if (!a.scratch.empty()) {
     // Our packed GEMM (gemm_c99.cpp), in the JIT too: no BLAS call, transposes read in
     // place, and at the MLP's shapes 1.0-1.2x OpenBLAS on one AVX-512 core (bench/c99_bench (c)).
-    a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", " +
+    a.w.line(c_kernels::use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", " +
              (batch_threads ? "mg_bs" : "(" + T + "*)" + a.scratch) + ", " + std::to_string(bpack_slices(m, n, k)) + ");");
   } else {
     // No planned scratch (a caller that plans none): B panels packed one at a time on the
     // stack (A re-packed per panel unless there is one panel).
-    a.w.line(use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", 0, 1);");
+    a.w.line(c_kernels::use_gemm(a, t, false) + "(" + M + ", " + N + ", " + K + ", " + strides_a + ", " + strides_b + ", " + C + ", 0, 1);");
   }
   a.w.close();
 }

@@ -130,11 +130,7 @@ void emit_gemms(const CLoopArgs& a, const GemmLoop& q, std::int64_t bp_at) {
     return;
   }
   const bool small = small_gemm(q.m, q.n, q.kmax, static_cast<std::int64_t>(size_of(t)));
-  std::string fn = "mg_gemm_small_" + s;
-  if (small)
-    a.support(fn, gemm_c99::small_text(t));
-  else
-    fn = c_kernels::use(a, c_kernels::Kernel::gemm, t);
+  const std::string fn = c_kernels::use_gemm(a, t, small);
   const std::string dims = S(q.n) + ", " + q.k + ", ";
   const std::string b = q.B + ", " + q.brs + ", " + q.bcs + ", ";
   if (small) {
