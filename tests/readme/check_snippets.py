@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compiles every ```cpp block of README.md (meson test --suite readme).
 
-    check_snippets.py README.md [--pch DIR HEADER] -- COMPILER [FLAGS...]
+    check_snippets.py README.md [--pch DIR HEADER] [--record REPORT] -- COMPILER [FLAGS...]
+    check_snippets.py --replay REPORT
 
 Each block becomes one translation unit, compiled with `COMPILER FLAGS -fsyntax-only`:
 its #includes, `using` lines and top-level declarations (struct/class/template/namespace
@@ -31,6 +32,12 @@ Loading that header is most of a block's time, so blocks with the same #include 
 compile as one unit, each in a namespace of its own (group_key, grouped_unit); a unit that
 fails is compiled again block by block, so a verdict is always the block's own. The units
 compile in parallel (one job per CPU).
+
+The build runs the check (--record): it writes REPORT (the verdicts and the exit status) and
+REPORT.d (every header the blocks read), exits 0 whatever the verdicts, and runs again only
+when the README, a header or this script changes. The test (--replay) prints REPORT and
+exits with its status, so a warm `meson test` does not recompile twelve unchanged units and
+a broken block fails the test, not the build.
 """
 import collections
 import concurrent.futures
@@ -218,16 +225,59 @@ def precompile(compiler, header, tmp):
     return ['-I' + pch_dir] if r.returncode == 0 else []
 
 
+def parse(args):
+    """(README, built precompiled header (DIR, HEADER) or None, REPORT or None, compiler)."""
+    if '--' not in args or args.index('--') < 1:
+        raise SystemExit(__doc__)
+    head, compiler = args[:args.index('--')], args[args.index('--') + 1:]
+    readme, rest = head[0], head[1:]
+    built_pch, record = None, None
+    while rest:
+        if rest[0] == '--pch' and len(rest) >= 3:
+            built_pch, rest = (rest[1], rest[2]), rest[3:]
+        elif rest[0] == '--record' and len(rest) >= 2:
+            record, rest = rest[1], rest[2:]
+        else:
+            raise SystemExit(__doc__)
+    if not compiler:
+        raise SystemExit(__doc__)
+    return readme, built_pch, record, compiler
+
+
+def replay(report):
+    """The recorded verdicts, printed; their exit status."""
+    try:
+        with open(report, encoding='utf-8') as f:
+            status, _, text = f.read().partition('\n')
+    except OSError as e:
+        raise SystemExit(f'{report}: {e.strerror}: the build makes it (ninja -C <build>)')
+    if not status.startswith('exit '):
+        raise SystemExit(f'{report}: not a report of check_snippets.py --record')
+    print(text, end='')
+    return int(status[5:])
+
+
+def dependencies(depfiles):
+    """Every file the `-MD` depfiles name (targets dropped), in first-seen order."""
+    seen = {}
+    for path in depfiles:
+        try:
+            with open(path, encoding='utf-8') as f:
+                text = f.read().replace('\\\n', ' ')
+        except OSError:
+            continue
+        _, _, deps = text.partition(': ')
+        for dep in re.split(r'(?<!\\)\s+', deps.strip()):
+            if dep:
+                seen.setdefault(dep.replace('\\ ', ' '), None)
+    return list(seen)
+
+
 def main():
     args = sys.argv[1:]
-    if len(args) < 3 or '--' not in args:
-        raise SystemExit(__doc__)
-    readme, compiler = args[0], args[args.index('--') + 1:]
-    built_pch = None  # (DIR, HEADER) made by the build
-    if args[1] == '--pch':
-        if args.index('--') != 4:
-            raise SystemExit(__doc__)
-        built_pch = (args[2], args[3])
+    if len(args) == 2 and args[0] == '--replay':
+        return replay(args[1])
+    readme, built_pch, record, compiler = parse(args)
     with open(readme, encoding='utf-8') as f:
         lines = f.read().split('\n')
     found = list(blocks(lines))
@@ -254,7 +304,8 @@ def main():
             src = os.path.join(tmp, f'{name_k}.cpp')
             with open(src, 'w', encoding='utf-8') as f:
                 f.write(text)
-            return subprocess.run(program + pch_flags + options + ['-fsyntax-only', src], capture_output=True,
+            deps = ['-MD', '-MF', src[:-4] + '.d'] if record else []
+            return subprocess.run(program + pch_flags + options + ['-fsyntax-only', src] + deps, capture_output=True,
                                   text=True)
 
         # Loading the precompiled header is most of a block's time (0.5 of 0.75 s): blocks
@@ -284,24 +335,39 @@ def main():
                     again += ks
             for k, r in zip(again, pool.map(compile_unit, [(f'snippet_{k}', tus[k]) for k in again])):
                 results[k] = r
+        headers = [h for h in dependencies(os.path.join(tmp, f) for f in sorted(os.listdir(tmp)) if f.endswith('.d'))
+                   if not h.startswith(tmp)]  # the units' own sources are gone with tmp
+        if pch_flags and built_pch:
+            headers.append(os.path.join(built_pch[0], common + '.gch'))  # remade when a header it reads changes
+    out = []
     failed = 0
     for (fence, code, _), tu, r in zip(found, tus, results):
         own = sum(1 for n, _ in code if n > fence)
         if r.returncode == 0:
-            print(f'ok   {name}:{fence}: ```cpp block ({own} lines)')
+            out.append(f'ok   {name}:{fence}: ```cpp block ({own} lines)')
         else:
             failed += 1
-            print(f'FAIL {name}:{fence}: ```cpp block does not compile:')
-            print(r.stdout + r.stderr)
-            print('--- the translation unit:')
-            print(tu)
+            out.append(f'FAIL {name}:{fence}: ```cpp block does not compile:')
+            out.append(r.stdout + r.stderr)
+            out.append('--- the translation unit:')
+            out.append(tu)
     pch = f', <{common}> precompiled' if pch_flags else ''
     ignored = sum(1 for r in unit_results + [results[k] for k in again] if 'not used because' in r.stderr)
     if ignored:
         pch += f' but not used by {ignored} units (built with other options?)'
     regrouped = f'; {len(again)} blocks compiled again alone after their unit failed' if again else ''
-    print(f'{len(found) - failed} of {len(found)} README C++ blocks compile ({len(units)} units{regrouped}){pch}')
-    return 1 if failed else 0
+    out.append(f'{len(found) - failed} of {len(found)} README C++ blocks compile ({len(units)} units{regrouped}){pch}')
+    status = 1 if failed else 0
+    if not record:
+        print('\n'.join(out))
+        return status
+    # The depfile first: a report without one would never be made again.
+    escape = lambda path: path.replace(' ', '\\ ')
+    with open(record + '.d', 'w', encoding='utf-8') as f:
+        f.write(escape(record) + ': ' + ' \\\n  '.join(escape(h) for h in [readme] + headers) + '\n')
+    with open(record, 'w', encoding='utf-8') as f:
+        f.write(f'exit {status}\n' + '\n'.join(out) + '\n')
+    return 0
 
 
 if __name__ == '__main__':
