@@ -24,6 +24,7 @@
 #include "minigrad/runtime/interpreter.hpp"
 #include "minigrad/runtime/io/safetensors.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/shell.hpp"
 
 namespace mg {
 namespace {
@@ -59,19 +60,9 @@ std::string slurp(const std::filesystem::path& p) {
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-int sh(const std::string& cmd, std::string* out = nullptr) {
-  const std::string full = cmd + " 2>&1";
-  FILE* p = popen(full.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  std::string s;
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) s.append(buf, n);
-  const int rc = pclose(p);
-  if (out) *out = s;
-  return rc;
-}
-
-bool have(const std::string& tool) { return sh("command -v " + tool + " >/dev/null") == 0; }
+using testing::compile_in;
+using testing::have;
+using testing::sh;
 
 TEST(C99Export, MlpWithEmbeddedWeightsMatchesTheInterpreter) {
   testing::ScratchDir dir("mg_c99_export_");
@@ -118,11 +109,13 @@ TEST(C99Export, MlpWithEmbeddedWeightsMatchesTheInterpreter) {
     }
     std::string log;
     const std::string exe = (dir / ("run_" + cc)).string();
-    ASSERT_EQ(sh(cc + " -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I" + (dir / "out").string() + " " +
-                     (dir / "out" / "mlp.c").string() + " " + (dir / "out" / "driver.c").string() + " -o " + exe + " -lm",
-                 &log),
-              0)
-        << cc << ":\n" << log;
+    for (const char* unit : {"mlp", "driver"})
+      ASSERT_EQ(compile_in(dir / "out", cc + " -std=c99 -Wall -Wextra -pedantic -Werror -O2 -c " + unit + ".c -o " + unit +
+                                             "_" + cc + ".o", &log),
+                0)
+          << cc << " " << unit << ".c:\n" << log;
+    const std::string objs = (dir / "out" / ("mlp_" + cc + ".o")).string() + " " + (dir / "out" / ("driver_" + cc + ".o")).string();
+    ASSERT_EQ(sh(cc + " " + objs + " -o " + exe + " -lm", &log), 0) << log;
     ASSERT_EQ(sh(exe, &log), 0) << log;
     std::istringstream vals(log);
     for (std::int64_t i = 0; i < 6; ++i) {
@@ -141,8 +134,8 @@ TEST(C99Export, CrossCompilesForCortexM4) {
   rt::c99::export_c(m.g, dir.operator/("out").string(), {.name = "mlp", .weights = (dir / "mlp.safetensors").string()});
   const std::string obj = (dir / "mlp.o").string();
   std::string log;
-  ASSERT_EQ(sh("arm-none-eabi-gcc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -mcpu=cortex-m4 -mthumb -mfloat-abi=hard "
-               "-mfpu=fpv4-sp-d16 -c " + (dir / "out" / "mlp.c").string() + " -o " + obj, &log),
+  ASSERT_EQ(compile_in(dir / "out", "arm-none-eabi-gcc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -mcpu=cortex-m4 "
+                                    "-mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -c mlp.c -o " + obj, &log),
             0)
       << log;
   ASSERT_EQ(sh("arm-none-eabi-size " + obj, &log), 0) << log;
@@ -182,8 +175,8 @@ TEST(C99Export, KernelsExportPedanticAndMallocFree) {
   for (const std::string cc : {"gcc", "clang"}) {
     if (!have(cc)) continue;
     for (const char* arch : {"", " -march=skylake-avx512", " -mavx2 -mfma"}) {
-      ASSERT_EQ(sh(cc + " -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp" + arch + " -c " +
-                       (dir / "out" / "conv.c").string() + " -o " + obj, &log),
+      ASSERT_EQ(compile_in(dir / "out", cc + " -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp" + arch +
+                                            " -c conv.c -o " + obj, &log),
                 0)
           << cc << arch << ":\n" << log;
       ASSERT_EQ(sh("nm -u " + obj, &log), 0) << log;

@@ -14,6 +14,7 @@
 #include "minigrad/runtime/c99/module.hpp"
 #include "minigrad/runtime/interpreter.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/shell.hpp"
 
 namespace mg {
 namespace {
@@ -89,9 +90,9 @@ TEST(C99Softmax, ExportsCompileWithOpenMpWithoutWarnings) {
   std::ofstream(dir / "sm.h") << m.header;
   std::ofstream(dir / "sm.c") << m.source;
   for (std::string cc : {"gcc", "clang"}) {
-    const std::string cmd = "cd " + (dir / "sm.c").parent_path().string() + " && " + cc +
-                            " -std=c99 -Wall -Wextra -pedantic -Werror -O3 -march=native -fno-math-errno -fopenmp -I. -c sm.c 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::string cmd = cc + " -std=c99 -Wall -Wextra -pedantic -Werror -O3 -march=native -fno-math-errno -fopenmp -c sm.c -o sm.o";
+    std::string log;
+    EXPECT_EQ(testing::compile_in((dir / "sm.c").parent_path(), cmd, &log), 0) << cmd << "\n" << log;
   }
 }
 

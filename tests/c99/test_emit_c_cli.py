@@ -92,9 +92,13 @@ class EmitCCliTest(CliTestCase):
                 self.assertNotEqual(cc, "cc", "no C compiler")
                 continue
             exe = os.path.join(out_dir, "run_" + cc)
-            r = subprocess.run([cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2", "-I", out_dir,
-                                os.path.join(out_dir, name + ".c"), driver, "-o", exe, "-lm"],
-                               capture_output=True, text=True, timeout=120)
+            objects = []
+            for unit in (name, "driver"):
+                objects.append(os.path.join(out_dir, f"{unit}_{cc}.o"))
+                r = self.compile_c(out_dir, cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2", "-c",
+                                   unit + ".c", "-o", objects[-1])
+                self.assertEqual(r.returncode, 0, f"{cc} {unit}.c:\n{r.stderr}")
+            r = subprocess.run([cc, *objects, "-o", exe, "-lm"], capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 0, f"{cc}:\n{r.stderr}")
             r = subprocess.run([exe], capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -142,9 +146,8 @@ class EmitCCliTest(CliTestCase):
         for cc in ["cc", "clang"]:
             if shutil.which(cc) is None:
                 continue
-            r = subprocess.run([cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
-                                os.path.join(out, "zero.c"), "-o", os.path.join(out, "zero_" + cc + ".o")],
-                               capture_output=True, text=True, timeout=120)
+            r = self.compile_c(out, cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c", "zero.c",
+                               "-o", "zero_" + cc + ".o")
             self.assertEqual(r.returncode, 0, f"{cc}:\n{r.stderr}")
 
     def test_bad_files_are_clear_errors(self):

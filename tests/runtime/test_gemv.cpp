@@ -16,6 +16,7 @@
 #include "minigrad/runtime/c99/module.hpp"
 #include "minigrad/runtime/interpreter.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/shell.hpp"
 #include "tests/values.hpp"
 
 namespace mg {
@@ -111,14 +112,6 @@ INSTANTIATE_TEST_SUITE_P(Executors, Gemv,
                          ::testing::Combine(::testing::Values(f32, f64),
                                             ::testing::Values(rt::Backend::interpreter, rt::Backend::c99)));
 
-int sh(const std::string& cmd, std::string& out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  return pclose(p);
-}
-
 // The GEMV's C text in a standalone export: warning-free (-Werror) for gcc and clang, with
 // vector extensions (-march=native, -O3 as the JIT) and without, and on a Cortex-M4 (the
 // plain loops) when arm-none-eabi-gcc is installed.
@@ -139,18 +132,16 @@ TEST(GemvC, CompilesWarningFreeForEveryTarget) {
   testing::ScratchDir dir("mg_gemv_c_");
   std::ofstream(dir / "gemv.h") << m.header;
   std::ofstream(dir / "gemv.c") << m.source;
-  const std::string src = (dir / "gemv.c").string(), inc = " -I" + (dir / "").string();
   std::vector<std::string> commands;
   for (std::string cc : {"gcc", "clang"})
     for (std::string flags : {"-O3 -march=native", "-O2 -march=native", "-O2"})
-      commands.push_back(cc + " -std=c99 -Wall -Wextra -pedantic -Werror " + flags + inc + " -c " + src + " -o /dev/null");
-  std::string probe;
-  if (sh("command -v arm-none-eabi-gcc", probe) == 0)
+      commands.push_back(cc + " -std=c99 -Wall -Wextra -pedantic -Werror " + flags + " -c gemv.c -o gemv.o");
+  if (testing::have("arm-none-eabi-gcc"))
     commands.push_back("arm-none-eabi-gcc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -mcpu=cortex-m4 -mthumb "
-                       "-mfloat-abi=hard -mfpu=fpv4-sp-d16" + inc + " -c " + src + " -o /dev/null");
+                       "-mfloat-abi=hard -mfpu=fpv4-sp-d16 -c gemv.c -o gemv.o");
   for (const std::string& cmd : commands) {
     std::string log;
-    EXPECT_EQ(sh(cmd, log), 0) << cmd << "\n" << log;
+    EXPECT_EQ(testing::compile_in(dir / "", cmd, &log), 0) << cmd << "\n" << log;
   }
 }
 
