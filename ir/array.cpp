@@ -1,7 +1,9 @@
 // Array storage, conversion and printing.
 #include "minigrad/ir/array.hpp"
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <sstream>
 #include <stdexcept>
@@ -15,22 +17,52 @@
 namespace mg {
 
 namespace {
-// Buffers of 4 MiB and more are 2 MiB aligned and asked to be backed by transparent huge
-// pages: a first touch costs one fault per page, and 4 KiB faults are dear (on a
-// paravirtualised VM, touching 188 MB took 0.55 s in 4 KiB pages and 0.012 s in 2 MiB ones).
-// At most 2 MiB of a buffer's last huge page goes unused, under half of the buffer.
+// Buffers of 4 MiB and more are mapped directly, 2 MiB aligned, and asked to be backed by
+// transparent huge pages before anything touches them: a first touch costs one fault per
+// page, and 4 KiB faults are dear (on a paravirtualised VM, touching 188 MB took 0.55 s in
+// 4 KiB pages and 0.012 s in 2 MiB ones). Through malloc, glibc's MALLOC_PERTURB_ (which
+// meson test sets) filled them in 4 KiB pages before the advice came: 4x the time of a
+// test drawing Monte Carlo samples. At most 2 MiB of a buffer's last huge page goes unused.
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kHugeFrom = 2 * kHugePage;
 
+// glibc's MALLOC_PERTURB_ for the mapped buffers too: a new buffer is filled with the
+// byte's complement, as malloc fills its blocks, so a read of values never written shows.
+int perturb_byte() {
+  static const int byte = [] {
+    const char* env = std::getenv("MALLOC_PERTURB_");
+    return env ? std::atoi(env) & 0xff : 0;
+  }();
+  return byte;
+}
+
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+std::byte* map_huge(std::size_t rounded) {
+  const std::size_t span = rounded + kHugePage;  // room to align the start
+  void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  const auto base = reinterpret_cast<std::uintptr_t>(m);
+  const std::uintptr_t start = (base + kHugePage - 1) / kHugePage * kHugePage;
+  if (start > base) munmap(m, start - base);
+  if (const std::size_t tail = base + span - (start + rounded)) munmap(reinterpret_cast<void*>(start + rounded), tail);
+  madvise(reinterpret_cast<void*>(start), rounded, MADV_HUGEPAGE);  // a hint: failure only costs speed
+  return reinterpret_cast<std::byte*>(start);
+}
+#endif
+
 std::shared_ptr<std::byte[]> allocate(std::size_t nbytes) {
   if (nbytes == 0) return {};
-  const std::size_t align = nbytes >= kHugeFrom ? kHugePage : 64;
-  const std::size_t rounded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple
-  void* p = std::aligned_alloc(align, rounded);
-  if (!p) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+  if (nbytes >= kHugeFrom) {
+    const std::size_t rounded = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
+    std::byte* p = map_huge(rounded);
+    if (const int b = perturb_byte()) std::memset(p, b ^ 0xff, nbytes);
+    return std::shared_ptr<std::byte[]>(p, [rounded](std::byte* q) { munmap(q, rounded); });
+  }
 #endif
+  const std::size_t rounded = (nbytes + 63) / 64 * 64;  // aligned_alloc wants a multiple
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
   return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 }  // namespace
