@@ -33,11 +33,10 @@ compile as one unit, each in a namespace of its own (group_key, grouped_unit); a
 fails is compiled again block by block, so a verdict is always the block's own. The units
 compile in parallel (one job per CPU).
 
-The build runs the check (--record): it writes REPORT (the verdicts and the exit status) and
-REPORT.d (every header the blocks read), exits 0 whatever the verdicts, and runs again only
-when the README, a header or this script changes. The test (--replay) prints REPORT and
-exits with its status, so a warm `meson test` does not recompile twelve unchanged units and
-a broken block fails the test, not the build.
+The build runs the check (--record, tests/recorded_check.py): it runs again only when the
+README, a header or this script changes, and the test (--replay) prints its verdicts, so a
+warm `meson test` does not recompile twelve unchanged units; a broken block fails the test,
+not the build.
 """
 import collections
 import concurrent.futures
@@ -46,6 +45,9 @@ import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import recorded_check  # noqa: E402
 
 TOP_LEVEL = re.compile(r'\s*(#|using\s+namespace\b|using\s+\w+\s*=|struct\b|class\b|template\b|namespace\b|'
                        r'BOOST_HANA_|enum\b)')
@@ -244,39 +246,10 @@ def parse(args):
     return readme, built_pch, record, compiler
 
 
-def replay(report):
-    """The recorded verdicts, printed; their exit status."""
-    try:
-        with open(report, encoding='utf-8') as f:
-            status, _, text = f.read().partition('\n')
-    except OSError as e:
-        raise SystemExit(f'{report}: {e.strerror}: the build makes it (ninja -C <build>)')
-    if not status.startswith('exit '):
-        raise SystemExit(f'{report}: not a report of check_snippets.py --record')
-    print(text, end='')
-    return int(status[5:])
-
-
-def dependencies(depfiles):
-    """Every file the `-MD` depfiles name (targets dropped), in first-seen order."""
-    seen = {}
-    for path in depfiles:
-        try:
-            with open(path, encoding='utf-8') as f:
-                text = f.read().replace('\\\n', ' ')
-        except OSError:
-            continue
-        _, _, deps = text.partition(': ')
-        for dep in re.split(r'(?<!\\)\s+', deps.strip()):
-            if dep:
-                seen.setdefault(dep.replace('\\ ', ' '), None)
-    return list(seen)
-
-
 def main():
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == '--replay':
-        return replay(args[1])
+        return recorded_check.replay(args[1])
     readme, built_pch, record, compiler = parse(args)
     with open(readme, encoding='utf-8') as f:
         lines = f.read().split('\n')
@@ -335,7 +308,7 @@ def main():
                     again += ks
             for k, r in zip(again, pool.map(compile_unit, [(f'snippet_{k}', tus[k]) for k in again])):
                 results[k] = r
-        headers = [h for h in dependencies(os.path.join(tmp, f) for f in sorted(os.listdir(tmp)) if f.endswith('.d'))
+        headers = [h for h in recorded_check.dependencies(os.path.join(tmp, f) for f in sorted(os.listdir(tmp)) if f.endswith('.d'))
                    if not h.startswith(tmp)]  # the units' own sources are gone with tmp
         if pch_flags and built_pch:
             headers.append(os.path.join(built_pch[0], common + '.gch'))  # remade when a header it reads changes
@@ -361,12 +334,7 @@ def main():
     if not record:
         print('\n'.join(out))
         return status
-    # The depfile first: a report without one would never be made again.
-    escape = lambda path: path.replace(' ', '\\ ')
-    with open(record + '.d', 'w', encoding='utf-8') as f:
-        f.write(escape(record) + ': ' + ' \\\n  '.join(escape(h) for h in [readme] + headers) + '\n')
-    with open(record, 'w', encoding='utf-8') as f:
-        f.write(f'exit {status}\n' + '\n'.join(out) + '\n')
+    recorded_check.write(record, status, '\n'.join(out) + '\n', [readme] + headers)
     return 0
 
 
