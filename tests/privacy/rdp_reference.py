@@ -11,6 +11,7 @@ this one covers parameters no publication lists. Usage:
     rdp_reference.py Q SIGMA STEPS DELTA [balle|classic]   -> prints "eps order"
     rdp_reference.py --log-a Q SIGMA ALPHA                 -> prints log A_alpha
 """
+import functools
 import sys
 
 import mpmath as mp
@@ -44,6 +45,7 @@ def log_a_int(q, sigma, alpha):
     return mp.log(total)
 
 
+@functools.lru_cache(maxsize=None)  # both conversions of one (q, sigma) need the same orders
 def rdp(q, sigma, alpha):
     if q == 1:
         return mp.mpf(alpha) / (2 * mp.mpf(sigma) ** 2)
