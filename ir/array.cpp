@@ -1,5 +1,6 @@
 // Array storage, conversion and printing.
 #include "minigrad/ir/array.hpp"
+#include "minigrad/ir/buffer.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -50,7 +51,9 @@ std::byte* map_huge(std::size_t rounded) {
 }
 #endif
 
-std::shared_ptr<std::byte[]> allocate(std::size_t nbytes) {
+}  // namespace
+
+std::shared_ptr<std::byte[]> allocate_buffer(std::size_t nbytes) {
   if (nbytes == 0) return {};
 #if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
   if (nbytes >= kHugeFrom) {
@@ -65,9 +68,8 @@ std::shared_ptr<std::byte[]> allocate(std::size_t nbytes) {
   if (!p) throw std::bad_alloc();
   return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
-}  // namespace
 
-Array::Array(Type type) : type_(std::move(type)), storage_(allocate(type_.nbytes())) {
+Array::Array(Type type) : type_(std::move(type)), storage_(allocate_buffer(type_.nbytes())) {
   for (auto d : type_.shape)
     if (d < 0) throw std::invalid_argument("Array: negative dimension in " + to_string(type_));
 }
