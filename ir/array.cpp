@@ -27,6 +27,21 @@ namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kHugeFrom = 2 * kHugePage;
 
+// AddressSanitizer checks the bounds of malloc's blocks only: under it, every buffer comes
+// from malloc, so a read past a large array is still reported.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMapLarge = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kMapLarge = false;
+#else
+constexpr bool kMapLarge = true;
+#endif
+#else
+constexpr bool kMapLarge = true;
+#endif
+
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
 // glibc's MALLOC_PERTURB_ for the mapped buffers too: a new buffer is filled with the
 // byte's complement, as malloc fills its blocks, so a read of values never written shows.
 int perturb_byte() {
@@ -37,7 +52,6 @@ int perturb_byte() {
   return byte;
 }
 
-#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
 std::byte* map_huge(std::size_t rounded) {
   const std::size_t span = rounded + kHugePage;  // room to align the start
   void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -56,7 +70,7 @@ std::byte* map_huge(std::size_t rounded) {
 std::shared_ptr<std::byte[]> allocate_buffer(std::size_t nbytes) {
   if (nbytes == 0) return {};
 #if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
-  if (nbytes >= kHugeFrom) {
+  if (kMapLarge && nbytes >= kHugeFrom) {
     const std::size_t rounded = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
     std::byte* p = map_huge(rounded);
     if (const int b = perturb_byte()) std::memset(p, b ^ 0xff, nbytes);
