@@ -74,11 +74,11 @@ U load_be(const unsigned char* p) {
   return v;
 }
 
-// Converts `n` big-endian items of IDX type `code` to T, times `scale` for floats.
 const unsigned char* bytes_of(const std::shared_ptr<std::byte[]>& chunk) {
   return reinterpret_cast<const unsigned char*>(chunk.get());
 }
 
+// Converts `n` big-endian items of IDX type `code` to T, times `scale` for floats.
 template <class T>
 void convert(unsigned char code, const unsigned char* src, T* dst, std::size_t n, double scale) {
   auto run = [&](auto read) {
