@@ -7,6 +7,7 @@
 //       GFLOP/s of the standalone export's own GEMM (no BLAS; compiled -O3 -march=native
 //       -fopenmp) vs OpenBLAS sgemm, calls alternating, each as a fraction of the machine's
 //       FMA peak (bench/fma_peak.cpp, measured at the same thread count in the same run)
+//       and of the FMA rate measured between the calls (a VM's busy SMT sibling halves both)
 //   (d) example 05's CNN training step (batch 64, Adam) at 1 and 2 threads: C99 JIT vs
 //       interpreter vs libtorch
 // The libtorch columns exist when libtorch-dev was found at configure time (bench/meson.build
@@ -130,21 +131,29 @@ GemmFn standalone_gemm(std::int64_t m, std::int64_t k, std::int64_t n, const std
   return reinterpret_cast<GemmFn>(standalone_entry(g, {c.id}, name, dir));
 }
 
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+struct Alternating {
+  double f_ms, g_ms;  // medians
+  double fma_gflops;  // median of the FMA bursts between the calls
+};
 // Medians of f's and g's times, the calls alternating (f, g, f, g, ...) so that a load
-// change on a shared machine hits both sides alike.
+// change on a shared machine hits both sides alike, with an FMA burst (fma_peak.hpp) on
+// `threads` threads before each pair: the rate the cores gave while the calls ran.
 template <class F, class G>
-std::pair<double, double> alternating_median_ms(F&& f, G&& g, int warmup, int iters) {
+Alternating alternating_medians(F&& f, G&& g, int threads, int warmup, int iters) {
   for (int i = 0; i < warmup; ++i) f(), g();
-  std::vector<double> tf, tg;
+  std::vector<double> tf, tg, fma;
   const auto time = [](auto& fn) {
     const auto t0 = std::chrono::steady_clock::now();
     fn();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  for (int i = 0; i < iters; ++i) tf.push_back(time(f)), tg.push_back(time(g));
-  std::nth_element(tf.begin(), tf.begin() + iters / 2, tf.end());
-  std::nth_element(tg.begin(), tg.begin() + iters / 2, tg.end());
-  return {tf[static_cast<std::size_t>(iters / 2)], tg[static_cast<std::size_t>(iters / 2)]};
+  for (int i = 0; i < iters; ++i) fma.push_back(bench::fma_burst_gflops(threads)), tf.push_back(time(f)), tg.push_back(time(g));
+  return {median(tf), median(tg), median(fma)};
 }
 
 // (a) without the Executable API: the standalone export of the forward graph (weights
@@ -230,8 +239,9 @@ int main(int argc, char** argv) {
       set_threads(threads);
       quiesce();
       const double peak = bench::fma_peak_gflops(threads);
-      std::printf("    %d thread%s: FMA peak (%s, measured) %7.1f GFLOP/s\n", threads, threads == 1 ? "" : "s",
-                  bench::fma_peak_isa(), peak);
+      std::printf("    %d thread%s: FMA peak (%s, measured: the best of 200 bursts) %7.1f GFLOP/s; \"FMA now\": the "
+                  "median burst between the calls\n",
+                  threads, threads == 1 ? "" : "s", bench::fma_peak_isa(), peak);
       for (Shape3 sh : {Shape3{128, 784, 128}, Shape3{256, 256, 256}, Shape3{512, 512, 512}, Shape3{1024, 1024, 1024}}) {
         GemmFn ours = standalone_gemm(sh.m, sh.k, sh.n, dir);
         Array a = randn({sh.m, sh.k}, 3), b = randn({sh.k, sh.n}, 4), c(Type{f32, {sh.m, sh.n}}), d(Type{f32, {sh.m, sh.n}});
@@ -239,21 +249,22 @@ int main(int argc, char** argv) {
         const int reps = std::clamp(static_cast<int>(2e10 / flop), 21, 401);
         const int m = static_cast<int>(sh.m), k = static_cast<int>(sh.k), n = static_cast<int>(sh.n);
         quiesce();
-        const auto [ms_ours, ms_blas] = alternating_median_ms(
+        const auto [ms_ours, ms_blas, fma_now] = alternating_medians(
             [&] { ours(a.data<float>(), b.data<float>(), c.data<float>()); },
             [&] {
               cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data<float>(), k, b.data<float>(), n,
                           0.f, d.data<float>(), n);
             },
-            3, reps);
+            threads, 3, reps);
         double err = 0;
         for (std::int64_t i = 0; i < sh.m * sh.n; ++i)
           err = std::max(err, std::abs(double(c.data<float>()[i]) - d.data<float>()[i]));
         const double g_ours = flop / ms_ours * 1e-6, g_blas = flop / ms_blas * 1e-6;
-        std::printf("    %4lldx%4lldx%4lld  ours %6.1f GFLOP/s (%3.0f%% of peak)   OpenBLAS %6.1f (%3.0f%%)   "
-                    "ours/OpenBLAS %.2f   (max |diff| %.2g)\n",
+        std::printf("    %4lldx%4lldx%4lld  ours %6.1f GFLOP/s (%3.0f%% of peak, %3.0f%% of FMA now)   OpenBLAS %6.1f "
+                    "(%3.0f%%, %3.0f%%)   ours/OpenBLAS %.2f   (max |diff| %.2g)\n",
                     static_cast<long long>(sh.m), static_cast<long long>(sh.k), static_cast<long long>(sh.n), g_ours,
-                    100 * g_ours / peak, g_blas, 100 * g_blas / peak, ms_blas / ms_ours, err);
+                    100 * g_ours / peak, 100 * g_ours / fma_now, g_blas, 100 * g_blas / peak, 100 * g_blas / fma_now,
+                    ms_blas / ms_ours, err);
       }
     }
     set_threads(max_threads);

@@ -60,24 +60,26 @@ const char* fma_peak_isa() {
 #endif
 }
 
+double fma_burst_gflops(int threads) {
+  constexpr long kIters = 100'000;
+  static volatile float sink = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    const float v = chains(kIters, static_cast<float>(omp_get_thread_num()));
+#pragma omp critical
+    sink = sink + v;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return 2.0 * kLanes * kChains * double(kIters) * threads / s * 1e-9;
+}
+
 double fma_peak_gflops(int threads, int repeats) {
   // Short bursts (~0.2 ms), the best one: a limit is a maximum, and on a shared machine a
   // burst that no other process interrupted is the only clean sample.
-  constexpr long kIters = 100'000;
   double best = 0;
-  volatile float sink = 0;
-  chains(kIters, 0.f);  // warm-up: the clock ramps up, the thread pool starts
-  for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-#pragma omp parallel num_threads(threads)
-    {
-      const float v = chains(kIters, static_cast<float>(omp_get_thread_num()));
-#pragma omp critical
-      sink = sink + v;
-    }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, 2.0 * kLanes * kChains * double(kIters) * threads / s * 1e-9);
-  }
+  chains(100'000, 0.f);  // warm-up: the clock ramps up, the thread pool starts
+  for (int r = 0; r < repeats; ++r) best = std::max(best, fma_burst_gflops(threads));
   return best;
 }
 

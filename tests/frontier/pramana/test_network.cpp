@@ -100,14 +100,16 @@ TEST(PramanaNetwork, ThreeLayerMomentsMatchMonteCarloWhenTheAssumptionsHold) {
 // between columns (units) goes.
 Array decorrelate(const Array& a, std::uint64_t seed) {
   const std::int64_t n = a.type().shape[0], d = a.numel() / n;
-  std::vector<double> v(a.span<double>().begin(), a.span<double>().end()), col(static_cast<std::size_t>(n));
+  Array out = a.clone();
+  double* v = out.data<double>();
+  std::vector<double> col(static_cast<std::size_t>(n));
   std::mt19937_64 rng(seed);
   for (std::int64_t j = 0; j < d; ++j) {
     for (std::int64_t i = 0; i < n; ++i) col[i] = v[i * d + j];
     std::shuffle(col.begin(), col.end(), rng);
     for (std::int64_t i = 0; i < n; ++i) v[i * d + j] = col[i];
   }
-  return Array::from_vector<double>({n, d}, v);
+  return out;
 }
 
 // A general 8-32-32-2 ReLU/tanh MLP (default init): its hidden units share their inputs, so
