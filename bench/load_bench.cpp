@@ -141,6 +141,22 @@ void print_row(const char* workload, const char* executor, Quiet_Loaded on, Quie
 
 std::string g_executor;  // empty: every executor
 
+// The machine's own floor: the mean ms of a 1-thread scalar loop (a dependent chain: no
+// memory, no OpenMP), quiet and beside the busy process. On a VM whose two vCPUs share a
+// host core (or a host that charges one vCPU's load to the other) even this slows down:
+// a 1-thread step cannot beat that ratio, and a 2-thread step's quiet time sets it lower.
+void machine_row(int iters) {
+  const auto scalar_ms = [iters] {
+    pin();
+    volatile double x = 1;
+    const auto chunk = [&] {
+      for (int i = 0; i < 300'000; ++i) x = x * 1.0000001 + 1e-9;
+    };
+    return settled_mean_ms(chunk, 20, 4 * iters);
+  };
+  print_row("1 thread, scalar", "(machine)", quiet_and_loaded(scalar_ms), {});
+}
+
 template <class Model>
 void loaded_rows(const char* name, Shape x_shape, int iters, double (*torch_ms)(int, int, int)) {
   for (Backend b : {Backend::interpreter, Backend::c99}) {
@@ -272,11 +288,13 @@ int main(int argc, char** argv) {
     double (*torch_mlp)(int, int, int) = nullptr;
     double (*torch_cnn)(int, int, int) = nullptr;
 #endif
+    machine_row(iters);
     if (workload.empty() || workload == "mlp")
       loaded_rows<examples::FashionMlp>("MLP b128 Adam", {128, 784}, iters, torch_mlp);
     if (workload.empty() || workload == "cnn")
       loaded_rows<examples::FashionCnn>("CNN b64 Adam", {64, 1, 28, 28}, iters / 2, torch_cnn);
-    std::printf("    ratio: loaded / quiet (target <= 1.5); fixed-2: thread budget off (MG_LOAD_ADAPTIVE=0)\n");
+    std::printf("    ratio: loaded / quiet (target <= 1.5); fixed-2: thread budget off (MG_LOAD_ADAPTIVE=0); (machine): "
+                "one thread of scalar work, the floor of any 1-thread ratio here\n");
   }
   if (only.find('2') != std::string::npos) batch1(iters * 50);
   return 0;

@@ -1,6 +1,10 @@
 // The measured choice between the thread budget's count and the full count under load
-// (thread_choice.hpp). Candidates alternate run by run while exploring, so a drift in the
-// load hits both alike.
+// (thread_choice.hpp). Candidates alternate while exploring, so a drift in the load hits
+// both alike: two runs of the lower count, one of the higher. The first run of the lower
+// count after one of the higher is not counted: libgomp's idle workers spin on for a few
+// ms after a parallel region (GOMP_SPINCOUNT, read when it loads), on the core the lower
+// count was to leave to the other process (the CNN's 1-thread step beside a busy process:
+// 3.9-8.2 ms right after a 2-thread step, 2.9-3.3 from the second run on).
 #include "minigrad/runtime/thread_choice.hpp"
 
 #include <algorithm>
@@ -20,7 +24,7 @@ double mean(const std::vector<double>& v) {
 }  // namespace
 
 void ThreadChoice::explore() {
-  exploring_ = true, next_ = 0, slow_runs_ = 0;
+  exploring_ = true, phase_ = 0, slow_runs_ = 0;
   times_[0].clear(), times_[1].clear();
 }
 
@@ -34,18 +38,20 @@ int ThreadChoice::pick(int wanted, int budget, Clock::time_point now) {
     explore();
   }
   if (!exploring_) return chosen_;
-  const int candidate = next_;
-  next_ ^= 1;
-  return candidate == 0 ? low_ : high_;
+  const int phase = phase_;
+  phase_ = (phase_ + 1) % 3;
+  return phase < 2 ? low_ : high_;
 }
 
 void ThreadChoice::record(int threads, double ms, Clock::time_point now) {
   std::lock_guard lock(mu_);
+  const bool after_more = threads < last_threads_;
+  last_threads_ = threads;
   if (!exploring_) {
     if (threads == chosen_) slow_runs_ = ms > 2 * chosen_ms_ ? slow_runs_ + 1 : 0;
     return;
   }
-  if (threads != low_ && threads != high_) return;
+  if ((threads != low_ && threads != high_) || after_more) return;
   times_[threads == low_ ? 0 : 1].push_back(ms);
   const std::size_t runs = std::min(times_[0].size(), times_[1].size());
   if (runs < 1) return;

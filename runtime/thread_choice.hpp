@@ -2,9 +2,10 @@
 // executable's step faster, measured by timing its own runs, not guessed. Why: beside one
 // busy process the thread budget's single thread suits a step of many short kernels (the
 // MLP: 2 threads wait a time slice at each barrier, 5x slower) but not one of long kernels
-// (the CNN: 1 thread is ~1.8x its quiet 2-thread time, 2 threads ~1.1x). So under load a
-// run alternates the budget's count and the full count for a few runs, keeps the faster
-// (mean), and measures again after a while (twice as long each time the same count
+// (the CNN: 1 thread is ~1.8x its quiet 2-thread time, 2 threads ~1.1x). So under load
+// runs alternate the budget's count (twice: the first run after the full count is not
+// counted, thread_choice.cpp) and the full count until each has a few runs; the faster
+// (mean) is kept, and measured again after a while (twice as long each time the same count
 // wins again: the loser's runs are the cost) or when the choice starts to run slow. A
 // candidate 3x slower than the other after two runs each (10x after one) loses at once. MG_THREAD_CHOICE_LOG
 // set in the environment prints each choice to stderr.
@@ -35,7 +36,8 @@ class ThreadChoice {
   std::mutex mu_;
   int low_ = 0, high_ = 0;           // the candidates being compared (budget, wanted)
   bool exploring_ = false;
-  int next_ = 0;                     // exploring: which candidate the next run takes
+  int phase_ = 0;                    // exploring: 0, 1 the lower count's runs, 2 the higher's
+  int last_threads_ = 0;             // the count of the last run recorded
   std::vector<double> times_[2];     // exploring: ms per run, per candidate
   int chosen_ = 0;                   // 0: none yet
   double chosen_ms_ = 0;             // the chosen candidate's mean
