@@ -142,7 +142,8 @@ struct Alternating {
 };
 // Medians of f's and g's times, the calls alternating (f, g, f, g, ...) so that a load
 // change on a shared machine hits both sides alike, with an FMA burst (fma_peak.hpp) on
-// `threads` threads before each pair: the rate the cores gave while the calls ran.
+// `threads` threads as long as f's last call before each pair: the rate the cores gave
+// while the calls ran.
 template <class F, class G>
 Alternating alternating_medians(F&& f, G&& g, int threads, int warmup, int iters) {
   for (int i = 0; i < warmup; ++i) f(), g();
@@ -152,7 +153,10 @@ Alternating alternating_medians(F&& f, G&& g, int threads, int warmup, int iters
     fn();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  for (int i = 0; i < iters; ++i) fma.push_back(bench::fma_burst_gflops(threads)), tf.push_back(time(f)), tg.push_back(time(g));
+  for (int i = 0; i < iters; ++i) {
+    fma.push_back(bench::fma_burst_gflops(threads, tf.empty() ? 2e-4 : tf.back() * 1e-3));
+    tf.push_back(time(f)), tg.push_back(time(g));
+  }
   return {median(tf), median(tg), median(fma)};
 }
 

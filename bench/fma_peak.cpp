@@ -60,8 +60,9 @@ const char* fma_peak_isa() {
 #endif
 }
 
-double fma_burst_gflops(int threads) {
-  constexpr long kIters = 100'000;
+double fma_burst_gflops(int threads, double seconds) {
+  // A round of kChains FMAs takes kChains / 2 cycles (two FMA pipes), ~2 ns at 3 GHz.
+  const long kIters = std::max(1000L, static_cast<long>(seconds / 2e-9));
   static volatile float sink = 0;
   const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
