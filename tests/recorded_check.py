@@ -5,6 +5,7 @@ runs the check with --record REPORT: it writes REPORT (the exit status, then the
 and REPORT.d (the files it read, for ninja: the check runs again when one changes) and
 exits 0 whatever the verdict, so a failing check fails its test, not the build. The test
 runs the script with --replay REPORT: the output printed, the status returned."""
+import re
 import sys
 
 
@@ -32,7 +33,6 @@ def replay(report):
 
 def dependencies(depfiles):
     """Every file that `-MD`/`-M` depfiles name (their targets dropped), in first-seen order."""
-    import re
     seen = {}
     for path in depfiles:
         try:
