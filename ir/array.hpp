@@ -30,6 +30,11 @@ class Array {
   static Array from(Shape shape, std::initializer_list<T> values) {
     return from_vector(std::move(shape), std::vector<T>(values));
   }
+  // Values already in a vector: Array::from({6, 4}, xs) (dtype from T).
+  template <class T>
+  static Array from(Shape shape, const std::vector<T>& values) {
+    return from_vector(std::move(shape), values);
+  }
   template <class T>
   static Array from_vector(Shape shape, const std::vector<T>& values);
 

@@ -50,6 +50,17 @@ TEST(ArrayBasics, FullCastCloneReshape) {
   EXPECT_THROW(Array::from<double>({3}, {1, 2}), std::invalid_argument);
 }
 
+TEST(ArrayBasics, FromAVector) {
+  const std::vector<float> xs{1, 2, 3, 4, 5, 6};
+  Array a = Array::from({2, 3}, xs);  // the dtype from the vector's
+  EXPECT_EQ(a.type(), (Type{f32, {2, 3}}));
+  EXPECT_EQ(a.at(5), 6);
+  const std::vector<std::int64_t> is{7, 8};
+  EXPECT_EQ(Array::from<std::int64_t>({2}, is).at(1), 8);
+  EXPECT_THROW(Array::from({4}, xs), std::invalid_argument);
+  EXPECT_EQ(Array::from<double>({2}, {1, 2}).dtype(), f64);  // a braced list still picks the list overload
+}
+
 TEST(GraphBuild, InputsAreUniqueAndOrdered) {
   Graph g;
   Value x = g.add_input("x", Type{f64, {3}});
