@@ -7,7 +7,7 @@
 //       GFLOP/s of the standalone export's own GEMM (no BLAS; compiled -O3 -march=native
 //       -fopenmp) vs OpenBLAS sgemm, calls alternating, each as a fraction of the machine's
 //       FMA peak (bench/fma_peak.cpp, measured at the same thread count in the same run)
-//       and of the FMA rate measured between the calls (a VM's busy SMT sibling halves both)
+//       and of the FMA rate measured between the calls (a host that shares the cores lowers both)
 //   (d) example 05's CNN training step (batch 64, Adam) at 1 and 2 threads: C99 JIT vs
 //       interpreter vs libtorch
 // The libtorch columns exist when libtorch-dev was found at configure time (bench/meson.build
@@ -131,11 +131,6 @@ GemmFn standalone_gemm(std::int64_t m, std::int64_t k, std::int64_t n, const std
   return reinterpret_cast<GemmFn>(standalone_entry(g, {c.id}, name, dir));
 }
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 struct Alternating {
   double f_ms, g_ms;  // medians
   double fma_gflops;  // median of the FMA bursts between the calls
@@ -157,7 +152,7 @@ Alternating alternating_medians(F&& f, G&& g, int threads, int warmup, int iters
     fma.push_back(bench::fma_burst_gflops(threads, tf.empty() ? 2e-4 : tf.back() * 1e-3));
     tf.push_back(time(f)), tg.push_back(time(g));
   }
-  return {median(tf), median(tg), median(fma)};
+  return {bench::median(tf), bench::median(tg), bench::median(fma)};
 }
 
 // (a) without the Executable API: the standalone export of the forward graph (weights

@@ -62,17 +62,17 @@ const char* fma_peak_isa() {
 
 double fma_burst_gflops(int threads, double seconds) {
   // A round of kChains FMAs takes kChains / 2 cycles (two FMA pipes), ~2 ns at 3 GHz.
-  const long kIters = std::max(1000L, static_cast<long>(seconds / 2e-9));
+  const long iters = std::max(1000L, static_cast<long>(seconds / 2e-9));
   static volatile float sink = 0;
   const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
   {
-    const float v = chains(kIters, static_cast<float>(omp_get_thread_num()));
+    const float v = chains(iters, static_cast<float>(omp_get_thread_num()));
 #pragma omp critical
     sink = sink + v;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return 2.0 * kLanes * kChains * double(kIters) * threads / s * 1e-9;
+  return 2.0 * kLanes * kChains * double(iters) * threads / s * 1e-9;
 }
 
 double fma_peak_gflops(int threads, int repeats) {

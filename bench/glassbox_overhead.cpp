@@ -40,11 +40,6 @@ int check_lines(const std::string& path) {
   return n;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 template <class Model>
 void measure(const char* name, mg::Shape x_shape, mg::Backend backend, int warmup, int iters) {
   const int kinds = backend == mg::Backend::interpreter ? kinds_max : profile;  // C99 has no per-node profile
@@ -59,10 +54,10 @@ void measure(const char* name, mg::Shape x_shape, mg::Backend backend, int warmu
       const double t = mg::bench::median_ms([&] { w[static_cast<std::size_t>(k)]->run(); }, 0, 1);
       if (i >= warmup) ms[static_cast<std::size_t>(k)].push_back(t);
     }
-  const double a = median(ms[off_a]), b = median(ms[off_b]), on = median(ms[checks]);
+  const double a = mg::bench::median(ms[off_a]), b = mg::bench::median(ms[off_b]), on = mg::bench::median(ms[checks]);
   std::printf("%-4s %-11s  off A %8.2f ms  off B %8.2f ms (B/A x%.3f: noise)   checks %8.2f ms (x%.2f)", name,
               backend == mg::Backend::interpreter ? "interpreter" : "c99", a, b, b / a, on, on / a);
-  if (kinds == kinds_max) std::printf("   profile %8.2f ms (x%.2f)", median(ms[profile]), median(ms[profile]) / a);
+  if (kinds == kinds_max) std::printf("   profile %8.2f ms (x%.2f)", mg::bench::median(ms[profile]), mg::bench::median(ms[profile]) / a);
   if (backend == mg::Backend::c99)
     std::printf("   [C source check lines: off %d, on %d]", check_lines(w[off_a]->step->executable().source_path()),
                 check_lines(w[checks]->step->executable().source_path()));

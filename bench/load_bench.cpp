@@ -114,11 +114,6 @@ struct Quiet_Loaded {
 
 int g_repeat = 3;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // `measure` in a child process, quiet and then beside the competitor, g_repeat times; the
 // median of each.
 template <class F>
@@ -130,7 +125,7 @@ Quiet_Loaded quiet_and_loaded(F&& measure) {
     loaded.push_back(bench::in_child(measure));
     stop_competitor(spin);
   }
-  return {median(quiet), median(loaded)};
+  return {bench::median(quiet), bench::median(loaded)};
 }
 
 double g_machine_ratio = 0;  // the (machine) row's loaded / quiet, once measured

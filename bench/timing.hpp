@@ -3,9 +3,16 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <utility>
 #include <vector>
 
 namespace mg::bench {
+
+// The middle element (the upper one of an even count).
+inline double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
 
 template <class F>
 double median_ms(F&& step, int warmup, int iters) {
@@ -17,8 +24,7 @@ double median_ms(F&& step, int warmup, int iters) {
     step();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::nth_element(ms.begin(), ms.begin() + iters / 2, ms.end());
-  return ms[static_cast<std::size_t>(iters / 2)];
+  return median(std::move(ms));
 }
 
 }  // namespace mg::bench
